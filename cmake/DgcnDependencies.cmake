@@ -1,0 +1,54 @@
+# Every outside library dgcn uses, found once here (Debian 12 packages; see
+# scripts/install-deps.sh). On the CUDA host, ../shared/gpu-host/env.sh points
+# CMAKE_PREFIX_PATH at an unpacked copy of the same packages.
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
+endif()
+find_package(Boost 1.74 REQUIRED COMPONENTS graph)
+find_package(ZLIB REQUIRED)
+
+# zstd and xxhash: Debian's zstd CMake config names differ between versions,
+# so find the header and library directly.
+find_path(ZSTD_INCLUDE_DIR zstd.h REQUIRED)
+find_library(ZSTD_LIBRARY NAMES zstd REQUIRED)
+add_library(dgcn_zstd INTERFACE)
+target_include_directories(dgcn_zstd INTERFACE ${ZSTD_INCLUDE_DIR})
+target_link_libraries(dgcn_zstd INTERFACE ${ZSTD_LIBRARY})
+
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+add_library(dgcn_xxhash INTERFACE)
+target_include_directories(dgcn_xxhash INTERFACE ${XXHASH_INCLUDE_DIR})
+# Header-only use: every XXH function is inlined, no shared library needed.
+target_compile_definitions(dgcn_xxhash INTERFACE XXH_INLINE_ALL)
+
+# Debian's libzip CMake config also imports the zipcmp/zipmerge tools, which
+# live in another package, so find the library directly.
+if(NOT TARGET libzip::zip)
+  find_path(LIBZIP_INCLUDE_DIR zip.h REQUIRED)
+  find_library(LIBZIP_LIBRARY NAMES zip REQUIRED)
+  add_library(libzip::zip INTERFACE IMPORTED)
+  target_include_directories(libzip::zip INTERFACE ${LIBZIP_INCLUDE_DIR})
+  target_link_libraries(libzip::zip INTERFACE ${LIBZIP_LIBRARY})
+endif()
+
+if(DGCN_WITH_TORCH)
+  find_package(Torch REQUIRED)
+  # Torch's imported flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) must reach every
+  # TU that includes torch headers; they come with the `torch` target.
+  set(DGCN_TORCH_HAS_CUDA OFF)
+  if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
+    set(DGCN_TORCH_HAS_CUDA ON)
+  endif()
+  message(STATUS "dgcn: LibTorch ${Torch_VERSION} (CUDA: ${DGCN_TORCH_HAS_CUDA})")
+endif()
+
+if(DGCN_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

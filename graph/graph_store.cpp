@@ -1,0 +1,137 @@
+#include "graph/graph_store.h"
+
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+#include "graph/parallel.h"
+
+namespace dgcn {
+
+const char* task_name(Task task) {
+  switch (task) {
+    case Task::kNone:
+      return "none";
+    case Task::kSingleLabel:
+      return "single-label";
+    case Task::kMultiLabel:
+      return "multi-label";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Smallest index in [0, n) for which bad(i) holds, or -1; parallel, and the
+// answer does not depend on the thread count.
+template <class Pred>
+int64_t first_where(int64_t n, int num_threads, Pred bad) {
+  std::atomic<int64_t> first{INT64_MAX};
+  parallel_for_chunks(n, int64_t{1} << 16, num_threads, [&](int64_t begin, int64_t end) {
+    if (begin >= first.load(std::memory_order_relaxed)) return;
+    for (int64_t i = begin; i < end; ++i) {
+      if (bad(i)) {
+        int64_t cur = first.load();
+        while (i < cur && !first.compare_exchange_weak(cur, i)) {
+        }
+        return;
+      }
+    }
+  });
+  int64_t f = first.load();
+  return f == INT64_MAX ? -1 : f;
+}
+
+void check_split(const std::string& what, const char* name, std::span<const int64_t> ids, int64_t n,
+                 std::vector<uint8_t>& owner, uint8_t tag) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    DGCN_CHECK(ids[i] >= 0 && ids[i] < n, "{}: {}[{}] = {} is not a node id in [0, {})", what, name, i,
+               ids[i], n);
+    DGCN_CHECK(i == 0 || ids[i - 1] < ids[i], "{}: {} is not strictly increasing at position {} ({} then {})",
+               what, name, i, ids[i > 0 ? i - 1 : 0], ids[i]);
+    static const char* names[] = {"", "train", "valid", "test"};
+    DGCN_CHECK(owner[ids[i]] == 0, "{}: node {} is in both {} and {}", what, ids[i], names[owner[ids[i]]],
+               name);
+    owner[ids[i]] = tag;
+  }
+}
+
+}  // namespace
+
+void GraphStore::validate(const std::string& what, int num_threads) const {
+  const int64_t n = num_nodes();
+  DGCN_CHECK(num_features >= 0, "{}: negative feature count {}", what, num_features);
+  DGCN_CHECK(features.size() == static_cast<size_t>(n * num_features) * sizeof(float),
+             "{}: features have {} bytes, expected {} x {} float32 = {}", what, features.size(), n,
+             num_features, n * num_features * 4);
+  if (num_features > 0) {
+    auto f = features.as<float>();
+    int64_t bad = first_where(static_cast<int64_t>(f.size()), num_threads,
+                              [&](int64_t i) { return !std::isfinite(f[i]); });
+    DGCN_CHECK(bad < 0, "{}: feature [node {}, column {}] is {}, features must be finite", what,
+               bad / num_features, bad % num_features, bad < 0 ? 0.0f : f[bad]);
+  }
+
+  switch (task) {
+    case Task::kNone:
+      DGCN_CHECK(labels.empty() && num_classes == 0, "{}: task 'none' but labels are present", what);
+      break;
+    case Task::kSingleLabel: {
+      DGCN_CHECK(num_classes >= 1, "{}: single-label task with {} classes", what, num_classes);
+      DGCN_CHECK(labels.size() == static_cast<size_t>(n) * sizeof(int32_t),
+                 "{}: labels have {} bytes, expected {} int32", what, labels.size(), n);
+      auto l = labels.as<int32_t>();
+      int64_t bad = first_where(n, num_threads, [&](int64_t v) { return l[v] < -1 || l[v] >= num_classes; });
+      DGCN_CHECK(bad < 0, "{}: label of node {} is {}, expected a class in [0, {}) or -1 (unlabelled)", what,
+                 bad, bad < 0 ? 0 : l[bad], num_classes);
+      break;
+    }
+    case Task::kMultiLabel: {
+      DGCN_CHECK(num_classes >= 1, "{}: multi-label task with {} classes", what, num_classes);
+      DGCN_CHECK(labels.size() == static_cast<size_t>(n * label_row_bytes()),
+                 "{}: labels have {} bytes, expected {} nodes x {} bytes", what, labels.size(), n,
+                 label_row_bytes());
+      if (num_classes % 8 != 0) {
+        auto l = labels.as<uint8_t>();
+        const int64_t row = label_row_bytes();
+        const uint8_t spare = static_cast<uint8_t>(0xff << (num_classes % 8));
+        int64_t bad =
+            first_where(n, num_threads, [&](int64_t v) { return (l[v * row + row - 1] & spare) != 0; });
+        DGCN_CHECK(bad < 0, "{}: node {} has a label bit set beyond class {}", what, bad, num_classes - 1);
+      }
+      break;
+    }
+    default:
+      throw Error(fmt::format("{}: unknown task code {}", what, static_cast<int>(task)));
+  }
+
+  std::vector<uint8_t> owner(static_cast<size_t>(n), 0);
+  check_split(what, "train", train.as<int64_t>(), n, owner, 1);
+  check_split(what, "valid", valid.as<int64_t>(), n, owner, 2);
+  check_split(what, "test", test.as<int64_t>(), n, owner, 3);
+
+  DGCN_CHECK(degree.size() == static_cast<size_t>(n) * sizeof(int32_t),
+             "{}: degree has {} bytes, expected {} int32", what, degree.size(), n);
+  auto d = degree.as<int32_t>();
+  auto p = graph.indptr();
+  int64_t bad = first_where(n, num_threads, [&](int64_t v) { return d[v] != p[v + 1] - p[v]; });
+  DGCN_CHECK(bad < 0, "{}: degree[{}] = {} but its CSR row has {} entries", what, bad, bad < 0 ? 0 : d[bad],
+             bad < 0 ? 0 : p[bad + 1] - p[bad]);
+}
+
+Buffer degrees_of(const Csr& graph, int num_threads) {
+  const int64_t n = graph.num_nodes();
+  Buffer out = Buffer::allocate(static_cast<size_t>(n) * sizeof(int32_t));
+  auto d = out.as_mutable<int32_t>();
+  auto p = graph.indptr();
+  parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {
+    for (int64_t v = begin; v < end; ++v) {
+      int64_t deg = p[v + 1] - p[v];
+      DGCN_CHECK(deg <= INT32_MAX, "graph: node {} has degree {}, above the int32 limit", v, deg);
+      d[v] = static_cast<int32_t>(deg);
+    }
+  });
+  return out;
+}
+
+}  // namespace dgcn

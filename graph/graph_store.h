@@ -1,0 +1,75 @@
+// The graph store: a CSR adjacency plus everything a node-classification job
+// needs of its nodes (features, labels, train/valid/test splits, degrees).
+// Built by the readers in datasets/, saved to and loaded from `.gcn` files
+// (graph/gcn_format.h); its arrays may live in memory or in a read-only map.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "graph/buffer.h"
+#include "graph/csr.h"
+
+namespace dgcn {
+
+enum class Task : uint8_t {
+  kNone = 0,         // graph only (e.g. an edge list): no labels
+  kSingleLabel = 1,  // one class per node: int32 labels, -1 = unlabelled
+  kMultiLabel = 2,   // any set of classes per node: one bit per class
+};
+const char* task_name(Task task);  // "none", "single-label", "multi-label"
+
+struct GraphStore {
+  Csr graph;
+
+  // float32 [num_nodes x num_features], row-major. Empty when num_features == 0.
+  int64_t num_features = 0;
+  Buffer features;
+
+  // kSingleLabel: int32 [num_nodes], values in [0, num_classes) or -1 (unlabelled).
+  // kMultiLabel:  uint8 [num_nodes x label_row_bytes()], class c of node v is
+  //               bit (c % 8) of byte v * label_row_bytes() + c / 8 (LSB first).
+  Task task = Task::kNone;
+  int64_t num_classes = 0;
+  Buffer labels;
+
+  // Node ids (int64), each strictly increasing, pairwise disjoint.
+  Buffer train, valid, test;
+
+  // int32 [num_nodes]: the node's degree in the full graph (== its CSR row
+  // length). GCN normalization uses it, also for nodes seen through a sample.
+  Buffer degree;
+
+  // Free-form JSON object describing where the store came from (reader,
+  // options, seed); kept verbatim in the file.
+  std::string metadata_json = "{}";
+
+  int64_t num_nodes() const { return graph.num_nodes(); }
+  int64_t num_edges() const { return graph.num_edges(); }
+  int64_t label_row_bytes() const { return task == Task::kMultiLabel ? (num_classes + 7) / 8 : 0; }
+
+  std::span<const float> features_of(int64_t v) const {
+    return features.as<float>().subspan(v * num_features, num_features);
+  }
+  int32_t label(int64_t v) const { return labels.as<int32_t>()[v]; }
+  bool has_label(int64_t v, int64_t c) const {
+    auto row = labels.as<uint8_t>().subspan(v * label_row_bytes(), label_row_bytes());
+    return (row[c / 8] >> (c % 8)) & 1;
+  }
+  std::span<const int64_t> train_nodes() const { return train.as<int64_t>(); }
+  std::span<const int64_t> valid_nodes() const { return valid.as<int64_t>(); }
+  std::span<const int64_t> test_nodes() const { return test.as<int64_t>(); }
+  std::span<const int32_t> degrees() const { return degree.as<int32_t>(); }
+
+  // Checks every invariant across the arrays (sizes, finite features, labels
+  // in range, splits in range / increasing / disjoint, degree == row length)
+  // and throws dgcn::Error naming `what` and the first offending value.
+  // Runs on `num_threads` threads; O(nodes * features + edges).
+  void validate(const std::string& what, int num_threads) const;
+};
+
+// Fills `degree` from the CSR row lengths (int32; checks they fit).
+Buffer degrees_of(const Csr& graph, int num_threads);
+
+}  // namespace dgcn

@@ -1,0 +1,66 @@
+// Small hand-checkable graphs shared by the tests: a cycle, a star, a clique
+// and a hand-drawn 8-node graph, each as an undirected edge list and as a
+// ready GraphStore (CSR built with the default clean-ups).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/csr_builder.h"
+#include "graph/graph_store.h"
+
+namespace dgcn::testing {
+
+struct EdgeList {
+  int64_t num_nodes = 0;
+  std::vector<int64_t> src, dst;
+  void add(int64_t s, int64_t d) {
+    src.push_back(s);
+    dst.push_back(d);
+  }
+};
+
+// 0 - 1 - 2 - ... - (n-1) - 0
+inline EdgeList cycle_edges(int64_t n) {
+  EdgeList e{n, {}, {}};
+  for (int64_t v = 0; v < n; ++v) e.add(v, (v + 1) % n);
+  return e;
+}
+
+// Centre 0 joined to leaves 1..n-1.
+inline EdgeList star_edges(int64_t n) {
+  EdgeList e{n, {}, {}};
+  for (int64_t v = 1; v < n; ++v) e.add(0, v);
+  return e;
+}
+
+// Every pair of distinct nodes.
+inline EdgeList clique_edges(int64_t n) {
+  EdgeList e{n, {}, {}};
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t b = a + 1; b < n; ++b) e.add(a, b);
+  return e;
+}
+
+// Two components: a square with a tail, and a triangle.
+//
+//   0 --- 1        5
+//   |     |       / |
+//   3 --- 2 -- 4 6--7      (4 hangs off 2; 5-6-7 is a separate triangle)
+inline EdgeList eight_node_edges() {
+  EdgeList e{8, {}, {}};
+  for (auto [s, d] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, 1}, {1, 2}, {2, 3}, {3, 0}, {2, 4}, {5, 6}, {6, 7}, {7, 5}}) {
+    e.add(s, d);
+  }
+  return e;
+}
+
+// A store over `edges` with `f` features per node (value = node + column / 10),
+// single-label classes v % num_classes, and the first half of the nodes in
+// train, the next quarter in valid, the rest in test.
+GraphStore make_store(const EdgeList& edges, int64_t f = 4, int64_t num_classes = 3);
+
+}  // namespace dgcn::testing
