@@ -1,0 +1,41 @@
+// dgcn-prep's subcommands. Each reader subcommand registers itself on the
+// CLI11 app with its own flags plus the shared output flags, reads its
+// layout into a GraphStore (datasets/), and hands it to write_output().
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "graph/csr_builder.h"
+#include "graph/graph_store.h"
+
+namespace dgcn::prep {
+
+// Flags every reader subcommand shares.
+struct OutputOptions {
+  std::string out;               // --out FILE.gcn (required)
+  std::string reorder = "none";  // --reorder none|rcm
+  EdgeOptions edges;             // --directed, --keep-self-loops, --keep-duplicates
+  int threads = 0;               // --threads (0 = all cores)
+  int zstd_level = 3;            // --zstd-level
+};
+
+// Adds --out, --reorder, --directed, --keep-self-loops, --keep-duplicates,
+// --threads and --zstd-level to `cmd`, storing into `options`.
+void add_output_flags(CLI::App& cmd, OutputOptions& options);
+
+// Validates `store`, applies --reorder, writes options.out atomically (temp
+// name, fsync, rename) and prints one JSON line describing what was written.
+void write_output(GraphStore store, const OutputOptions& options);
+
+// One function per subcommand; each adds a subcommand to `app`.
+void register_info(CLI::App& app);       // info FILE [--components]
+void register_verify(CLI::App& app);     // verify FILE
+void register_ogb(CLI::App& app);        // ogb --root DIR
+void register_graphsaint(CLI::App& app); // graphsaint --root DIR
+void register_npz(CLI::App& app);        // npz --file F.npz --split ...
+void register_edgelist(CLI::App& app);   // edgelist --file F
+void register_synthetic(CLI::App& app);  // synthetic --preset ... --seed S
+
+}  // namespace dgcn::prep
