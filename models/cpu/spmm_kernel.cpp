@@ -1,0 +1,174 @@
+#include "models/cpu/spmm_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dgcn::cpu {
+namespace {
+
+// Note [SpMM row kernel]
+// Each output row is accumulated in place (it stays in L1: 128 floats are
+// 512 bytes) while the rows of x it reads come from anywhere in memory. The
+// x rows are the traffic: one random row (a few cache lines) per entry. The
+// hardware prefetcher follows a row once it is being read but cannot guess
+// the next row, so the kernel prefetches the x row of the entry kPrefetchAhead
+// entries ahead, which keeps several row misses in flight per core. The
+// feature loop has unit stride and no dependences, so the compiler
+// vectorizes it for whatever target the clone is built for.
+constexpr int64_t kPrefetchAhead = 16;
+
+template <class Index>
+__attribute__((always_inline)) inline void prefetch_row(const CsrRef<Index>& a, const float* x, int64_t ldx,
+                                                        int64_t row_bytes, int64_t e, int64_t end) {
+  if (e >= end) return;
+  const char* p = reinterpret_cast<const char*>(x + static_cast<int64_t>(a.indices[e]) * ldx);
+  for (int64_t c = 0; c < row_bytes; c += 64) __builtin_prefetch(p + c, 0, 3);
+}
+
+template <class Index>
+__attribute__((always_inline)) inline void rows_body(const CsrRef<Index>& a, const float* __restrict x,
+                                                     int64_t ldx, float* __restrict y, int64_t ldy, int64_t f,
+                                                     int64_t row_begin, int64_t row_end) {
+  const int64_t* indptr = a.indptr;
+  const Index* indices = a.indices;
+  const float* values = a.values;
+  const int64_t row_bytes = f * static_cast<int64_t>(sizeof(float));
+  const int64_t end = indptr[row_end];
+  for (int64_t e = indptr[row_begin]; e < std::min(end, indptr[row_begin] + kPrefetchAhead); ++e) {
+    prefetch_row(a, x, ldx, row_bytes, e, end);
+  }
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    float* __restrict yr = y + r * ldy;
+    const int64_t e0 = indptr[r];
+    const int64_t e1 = indptr[r + 1];
+    if (e0 == e1) {
+      std::memset(yr, 0, static_cast<size_t>(row_bytes));
+      continue;
+    }
+    {
+      prefetch_row(a, x, ldx, row_bytes, e0 + kPrefetchAhead, end);
+      const float w = values ? values[e0] : 1.0f;
+      const float* __restrict xr = x + static_cast<int64_t>(indices[e0]) * ldx;
+      for (int64_t j = 0; j < f; ++j) yr[j] = w * xr[j];
+    }
+    for (int64_t e = e0 + 1; e < e1; ++e) {
+      prefetch_row(a, x, ldx, row_bytes, e + kPrefetchAhead, end);
+      const float w = values ? values[e] : 1.0f;
+      const float* __restrict xr = x + static_cast<int64_t>(indices[e]) * ldx;
+      for (int64_t j = 0; j < f; ++j) yr[j] += w * xr[j];
+    }
+  }
+}
+
+template <class Index>
+__attribute__((always_inline)) inline void scatter_body(const CsrRef<Index>& a, const float* __restrict x,
+                                                        int64_t ldx, float* __restrict y, int64_t ldy,
+                                                        int64_t f) {
+  for (int64_t r = 0; r < a.num_rows; ++r) {
+    const float* __restrict xr = x + r * ldx;
+    for (int64_t e = a.indptr[r]; e < a.indptr[r + 1]; ++e) {
+      const float w = a.values ? a.values[e] : 1.0f;
+      float* __restrict yr = y + static_cast<int64_t>(a.indices[e]) * ldy;
+      for (int64_t j = 0; j < f; ++j) yr[j] += w * xr[j];
+    }
+  }
+}
+
+// One clone per instruction set; the loader picks the best the CPU has.
+#define DGCN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+
+DGCN_SIMD_CLONES void rows_i32(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                               int64_t f, int64_t rb, int64_t re) {
+  rows_body(a, x, ldx, y, ldy, f, rb, re);
+}
+DGCN_SIMD_CLONES void rows_i64(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                               int64_t f, int64_t rb, int64_t re) {
+  rows_body(a, x, ldx, y, ldy, f, rb, re);
+}
+DGCN_SIMD_CLONES void scatter_i32(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                                  int64_t f) {
+  scatter_body(a, x, ldx, y, ldy, f);
+}
+DGCN_SIMD_CLONES void scatter_i64(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                                  int64_t f) {
+  scatter_body(a, x, ldx, y, ldy, f);
+}
+
+}  // namespace
+
+template <>
+void spmm_rows<int32_t>(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t f,
+                        int64_t row_begin, int64_t row_end) {
+  if (row_begin < row_end && f > 0) rows_i32(a, x, ldx, y, ldy, f, row_begin, row_end);
+}
+template <>
+void spmm_rows<int64_t>(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t f,
+                        int64_t row_begin, int64_t row_end) {
+  if (row_begin < row_end && f > 0) rows_i64(a, x, ldx, y, ldy, f, row_begin, row_end);
+}
+template <>
+void spmm_transpose_scatter<int32_t>(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y,
+                                     int64_t ldy, int64_t f) {
+  if (f > 0) scatter_i32(a, x, ldx, y, ldy, f);
+}
+template <>
+void spmm_transpose_scatter<int64_t>(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y,
+                                     int64_t ldy, int64_t f) {
+  if (f > 0) scatter_i64(a, x, ldx, y, ldy, f);
+}
+
+std::vector<int64_t> balanced_row_splits(const int64_t* indptr, int64_t num_rows, int64_t parts) {
+  parts = std::max<int64_t>(1, parts);
+  std::vector<int64_t> splits(static_cast<size_t>(parts + 1), num_rows);
+  splits[0] = 0;
+  // Work of the first r rows: indptr[r] - indptr[0] + r (monotone in r).
+  const int64_t base = num_rows == 0 ? 0 : indptr[0];
+  const int64_t total = (num_rows == 0 ? 0 : indptr[num_rows] - base) + num_rows;
+  int64_t r = 0;
+  for (int64_t p = 1; p < parts; ++p) {
+    const int64_t target = total * p / parts;
+    // First row r whose prefix work reaches the target (binary search).
+    int64_t lo = r, hi = num_rows;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (indptr[mid] - base + mid < target) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    r = lo;
+    splits[static_cast<size_t>(p)] = r;
+  }
+  return splits;
+}
+
+template <class Index>
+void transpose(const CsrRef<Index>& a, int64_t* out_indptr, Index* out_indices, float* out_values) {
+  const int64_t base = a.num_rows == 0 ? 0 : a.indptr[0];
+  std::fill(out_indptr, out_indptr + a.num_cols + 1, int64_t{0});
+  for (int64_t e = base; e < base + a.nnz(); ++e) ++out_indptr[static_cast<int64_t>(a.indices[e]) + 1];
+  for (int64_t c = 0; c < a.num_cols; ++c) out_indptr[c + 1] += out_indptr[c];
+  // Fill with a moving cursor per output row; rows are visited in order, so
+  // each output row lists its entries by increasing input row.
+  std::vector<int64_t> cursor(out_indptr, out_indptr + a.num_cols);
+  for (int64_t r = 0; r < a.num_rows; ++r) {
+    for (int64_t e = a.indptr[r]; e < a.indptr[r + 1]; ++e) {
+      const int64_t pos = cursor[static_cast<size_t>(a.indices[e])]++;
+      out_indices[pos] = static_cast<Index>(r);
+      if (out_values && a.values) out_values[pos] = a.values[e];
+    }
+  }
+}
+
+template void transpose<int32_t>(const CsrRef<int32_t>&, int64_t*, int32_t*, float*);
+template void transpose<int64_t>(const CsrRef<int64_t>&, int64_t*, int64_t*, float*);
+
+const char* simd_level() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return "avx512";
+  if (__builtin_cpu_supports("x86-64-v3")) return "avx2";
+  return "baseline";
+}
+
+}  // namespace dgcn::cpu

@@ -1,0 +1,160 @@
+#include "models/cuda/cusparse_spmm.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace dgcn::cuda {
+namespace {
+
+std::string where(const char* call, const char* file, int line) {
+  return std::string(call) + " (" + file + ":" + std::to_string(line) + ")";
+}
+
+// Descriptors live for one call; RAII so an error path cannot leak them.
+class SpMatDescr {
+ public:
+  explicit SpMatDescr(const DeviceCsr& a) {
+    // cuSPARSE takes non-const pointers but does not write through them here.
+    DGCN_CUSPARSE_CHECK(cusparseCreateCsr(&descr_, a.num_rows, a.num_cols, a.nnz, const_cast<int32_t*>(a.indptr),
+                                          const_cast<int32_t*>(a.indices), const_cast<float*>(a.values),
+                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                          CUDA_R_32F));
+  }
+  ~SpMatDescr() { cusparseDestroySpMat(descr_); }
+  SpMatDescr(const SpMatDescr&) = delete;
+  SpMatDescr& operator=(const SpMatDescr&) = delete;
+  cusparseSpMatDescr_t get() const { return descr_; }
+
+ private:
+  cusparseSpMatDescr_t descr_ = nullptr;
+};
+
+class DnMatDescr {
+ public:
+  DnMatDescr(int64_t rows, int64_t cols, int64_t ld, const float* data) {
+    DGCN_CUSPARSE_CHECK(
+        cusparseCreateDnMat(&descr_, rows, cols, ld, const_cast<float*>(data), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  }
+  ~DnMatDescr() { cusparseDestroyDnMat(descr_); }
+  DnMatDescr(const DnMatDescr&) = delete;
+  DnMatDescr& operator=(const DnMatDescr&) = delete;
+  cusparseDnMatDescr_t get() const { return descr_; }
+
+ private:
+  cusparseDnMatDescr_t descr_ = nullptr;
+};
+
+// Holds the workspace from acquire() to release() on every exit path.
+class WorkspaceUse {
+ public:
+  WorkspaceUse(Workspace& w, size_t bytes, cudaStream_t stream)
+      : w_(w), stream_(stream), data_(w.acquire(bytes, stream)) {}
+  ~WorkspaceUse() { w_.release(stream_); }
+  WorkspaceUse(const WorkspaceUse&) = delete;
+  WorkspaceUse& operator=(const WorkspaceUse&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  Workspace& w_;
+  cudaStream_t stream_;
+  void* data_;
+};
+
+}  // namespace
+
+void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
+  throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(status) + ": " +
+                           cudaGetErrorString(status) + " in " + where(call, file, line));
+}
+
+void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line) {
+  throw std::runtime_error(std::string("cuSPARSE error ") + cusparseGetErrorName(status) + ": " +
+                           cusparseGetErrorString(status) + " in " + where(call, file, line));
+}
+
+SparseHandle::SparseHandle() { DGCN_CUSPARSE_CHECK(cusparseCreate(&handle_)); }
+SparseHandle::~SparseHandle() {
+  if (handle_) cusparseDestroy(handle_);
+}
+
+Workspace::Workspace() { DGCN_CUDA_CHECK(cudaEventCreateWithFlags(&last_use_, cudaEventDisableTiming)); }
+
+Workspace::~Workspace() {
+  if (used_) cudaEventSynchronize(last_use_);
+  if (data_) cudaFree(data_);
+  if (last_use_) cudaEventDestroy(last_use_);
+}
+
+void* Workspace::acquire(size_t bytes, cudaStream_t stream) {
+  if (used_ && stream != last_stream_) DGCN_CUDA_CHECK(cudaStreamWaitEvent(stream, last_use_, 0));
+  if (bytes > bytes_) {
+    // The old buffer may still be read by queued work on any earlier stream.
+    if (used_) DGCN_CUDA_CHECK(cudaEventSynchronize(last_use_));
+    if (data_) DGCN_CUDA_CHECK(cudaFree(data_));
+    data_ = nullptr;
+    bytes_ = 0;
+    // Grow by half again so a slowly rising size does not reallocate each call.
+    const size_t want = bytes + bytes / 2;
+    DGCN_CUDA_CHECK(cudaMalloc(&data_, want));
+    bytes_ = want;
+  }
+  return bytes == 0 ? nullptr : data_;
+}
+
+void Workspace::release(cudaStream_t stream) {
+  // Not checked: release runs from destructors; a failed record shows up at
+  // the next checked call on the stream.
+  cudaEventRecord(last_use_, stream);
+  last_stream_ = stream;
+  used_ = true;
+}
+
+void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x, int64_t ldx,
+                        int64_t n, float* y, int64_t ldy) {
+  const int64_t x_rows = transpose_a ? a.num_rows : a.num_cols;
+  const int64_t y_rows = transpose_a ? a.num_cols : a.num_rows;
+  if (y_rows == 0 || n == 0) return;
+  if (a.nnz == 0 || x_rows == 0) {
+    DGCN_CUDA_CHECK(cudaMemset2DAsync(y, static_cast<size_t>(ldy) * sizeof(float), 0,
+                                      static_cast<size_t>(n) * sizeof(float), static_cast<size_t>(y_rows), stream));
+    return;
+  }
+  DGCN_CUSPARSE_CHECK(cusparseSetStream(handle_.get(), stream));
+  SpMatDescr mat_a(a);
+  DnMatDescr mat_x(x_rows, n, ldx, x);
+  DnMatDescr mat_y(y_rows, n, ldy, y);
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  const cusparseOperation_t op = transpose_a ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
+  // ALG2: row-major, deterministic, no transpose. The transpose form needs the default.
+  const cusparseSpMMAlg_t alg = transpose_a ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG2;
+  size_t bytes = 0;
+  DGCN_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                              mat_a.get(), mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg,
+                                              &bytes));
+  WorkspaceUse work(workspace_, bytes, stream);
+  DGCN_CUSPARSE_CHECK(cusparseSpMM(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),
+                                   mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg, work.data()));
+}
+
+void CusparseSpmm::transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t_indptr, int32_t* t_indices,
+                             float* t_values) {
+  if (a.nnz == 0) {
+    DGCN_CUDA_CHECK(cudaMemsetAsync(t_indptr, 0, static_cast<size_t>(a.num_cols + 1) * sizeof(int32_t), stream));
+    return;
+  }
+  DGCN_CUSPARSE_CHECK(cusparseSetStream(handle_.get(), stream));
+  // The CSC of a is the CSR of aᵀ.
+  size_t bytes = 0;
+  DGCN_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
+      handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols), static_cast<int>(a.nnz), a.values,
+      a.indptr, a.indices, t_values, t_indptr, t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
+      CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &bytes));
+  WorkspaceUse work(workspace_, bytes, stream);
+  DGCN_CUSPARSE_CHECK(cusparseCsr2cscEx2(handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols),
+                                         static_cast<int>(a.nnz), a.values, a.indptr, a.indices, t_values, t_indptr,
+                                         t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
+                                         CUSPARSE_CSR2CSC_ALG1, work.data()));
+}
+
+}  // namespace dgcn::cuda

@@ -1,0 +1,112 @@
+// The cuSPARSE side of SpMM, in plain CUDA (no LibTorch headers), so it
+// compiles with nvcc wherever the toolkit is installed, GPU or not. The
+// torch-facing glue (spmm_cuda.cpp) hands it raw device pointers and the
+// current stream.
+//
+// Each call goes handle -> set stream -> descriptors -> buffer-size query ->
+// workspace -> call; the handle, descriptors and workspace are RAII types and
+// every status is checked (a failure throws std::runtime_error naming the
+// call, e.g. "cusparseSpMM: CUSPARSE_STATUS_INVALID_VALUE (...)").
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dgcn::cuda {
+
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line);
+
+}  // namespace dgcn::cuda
+
+#define DGCN_CUDA_CHECK(call)                                                                         \
+  do {                                                                                                \
+    cudaError_t dgcn_status_ = (call);                                                                \
+    if (dgcn_status_ != cudaSuccess) ::dgcn::cuda::throw_cuda_error(dgcn_status_, #call, __FILE__, __LINE__); \
+  } while (0)
+#define DGCN_CUSPARSE_CHECK(call)                                                         \
+  do {                                                                                    \
+    cusparseStatus_t dgcn_status_ = (call);                                               \
+    if (dgcn_status_ != CUSPARSE_STATUS_SUCCESS)                                          \
+      ::dgcn::cuda::throw_cusparse_error(dgcn_status_, #call, __FILE__, __LINE__);        \
+  } while (0)
+
+namespace dgcn::cuda {
+
+// A CSR matrix in device memory with 32-bit ids (borrowed pointers).
+struct DeviceCsr {
+  int64_t num_rows = 0;
+  int64_t num_cols = 0;
+  int64_t nnz = 0;
+  const int32_t* indptr = nullptr;   // [num_rows + 1]
+  const int32_t* indices = nullptr;  // [nnz]
+  const float* values = nullptr;     // [nnz]
+};
+
+// Owns one cusparseHandle_t, created on the device current at construction.
+class SparseHandle {
+ public:
+  SparseHandle();
+  ~SparseHandle();
+  SparseHandle(const SparseHandle&) = delete;
+  SparseHandle& operator=(const SparseHandle&) = delete;
+  cusparseHandle_t get() const { return handle_; }
+
+ private:
+  cusparseHandle_t handle_ = nullptr;
+};
+
+// A device scratch buffer reused across calls: it only grows. A call on a
+// different stream than the previous one first waits (on the device, via an
+// event) for the previous stream's use to finish, so one workspace can serve
+// any stream; growing waits for all earlier uses before freeing.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  // At least `bytes` bytes, usable on `stream` until release(stream).
+  void* acquire(size_t bytes, cudaStream_t stream);
+  // Marks the end of the current use (records the event on `stream`).
+  void release(cudaStream_t stream);
+  size_t capacity() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  cudaEvent_t last_use_ = nullptr;
+  cudaStream_t last_stream_ = nullptr;
+  bool used_ = false;
+};
+
+// SpMM and transposition for one device, holding the handle and workspace.
+// Not thread-safe: use one per (thread, device); every call runs
+// asynchronously on the given stream.
+class CusparseSpmm {
+ public:
+  CusparseSpmm() = default;
+
+  // y = op(a) · x with op = identity or transpose; x [rows(op a)... cols x n]
+  // and y row-major with leading dimensions ldx, ldy (in floats). y is
+  // overwritten. The transpose form is not bit-reproducible (cuSPARSE
+  // sums with atomics); the identity form is (CUSPARSE_SPMM_CSR_ALG2).
+  void spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x, int64_t ldx, int64_t n,
+            float* y, int64_t ldy);
+
+  // The CSR of aᵀ into t_indptr [num_cols + 1], t_indices / t_values [nnz]
+  // (cusparseCsr2cscEx2: entries of each row in increasing column order).
+  void transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t_indptr, int32_t* t_indices,
+                 float* t_values);
+
+  size_t workspace_bytes() const { return workspace_.capacity(); }
+
+ private:
+  SparseHandle handle_;
+  Workspace workspace_;
+};
+
+}  // namespace dgcn::cuda

@@ -1,0 +1,73 @@
+// Compiled only with a CUDA LibTorch (see cmake/DgcnCuda.cmake): binds
+// tensors, the current device and the current stream to the plain cuSPARSE
+// layer in cusparse_spmm.h.
+#include "models/cuda/spmm_cuda.h"
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <memory>
+#include <vector>
+
+#include "models/cuda/cusparse_spmm.h"
+
+namespace dgcn::cuda {
+namespace {
+
+// One handle + workspace per (thread, device): cuSPARSE handles must not be
+// shared by threads that set different streams on them.
+CusparseSpmm& context_for(c10::DeviceIndex device) {
+  thread_local std::vector<std::unique_ptr<CusparseSpmm>> per_device;
+  const auto i = static_cast<size_t>(device);
+  if (i >= per_device.size()) per_device.resize(i + 1);
+  if (!per_device[i]) per_device[i] = std::make_unique<CusparseSpmm>();  // on the guarded device
+  return *per_device[i];
+}
+
+DeviceCsr device_csr(const CsrTensor& a) {
+  TORCH_CHECK(a.indptr.scalar_type() == at::kInt && a.indices.scalar_type() == at::kInt,
+              "spmm (CUDA): indptr and indices must be int32 (got ", a.indptr.scalar_type(), ", ",
+              a.indices.scalar_type(), "); CsrTensor::to(cuda) converts them");
+  DeviceCsr d;
+  d.num_rows = a.num_rows;
+  d.num_cols = a.num_cols;
+  d.nnz = a.nnz();
+  d.indptr = a.indptr.data_ptr<int32_t>();
+  d.indices = a.indices.data_ptr<int32_t>();
+  d.values = a.values.data_ptr<float>();
+  return d;
+}
+
+}  // namespace
+
+at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a) {
+  TORCH_CHECK(a.device() == x.device(), "spmm (CUDA): a and x must be on one device (got ", a.device(), ", ",
+              x.device(), ")");
+  c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = x.stride(1) == 1 ? x : x.contiguous();
+  const int64_t f = xc.size(1);
+  const int64_t rows = transpose_a ? a.num_cols : a.num_rows;
+  at::Tensor y = at::empty({rows, f}, xc.options());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  context_for(x.device().index())
+      .spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(), f);
+  return y;
+}
+
+CsrTensor transpose_cuda(const CsrTensor& a) {
+  c10::cuda::CUDAGuard guard(a.device());
+  CsrTensor t;
+  t.num_rows = a.num_cols;
+  t.num_cols = a.num_rows;
+  t.indptr = at::empty({a.num_cols + 1}, a.indptr.options());
+  t.indices = at::empty({a.nnz()}, a.indices.options());
+  t.values = at::empty({a.nnz()}, a.values.options());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  context_for(a.device().index())
+      .transpose(stream, device_csr(a), t.indptr.data_ptr<int32_t>(), t.indices.data_ptr<int32_t>(),
+                 t.values.data_ptr<float>());
+  return t;
+}
+
+}  // namespace dgcn::cuda

@@ -1,0 +1,138 @@
+#include "models/gcn.h"
+
+#include <torch/nn/functional/dropout.h>
+#include <torch/nn/init.h>
+#include <torch/torch.h>
+
+#include "graph/digest.h"
+
+namespace dgcn {
+
+const char* aggregation_order_name(AggregationOrder order) {
+  return order == AggregationOrder::kAggregateFirst ? "aggregate-first" : "transform-first";
+}
+
+AggregationOrder choose_aggregation_order(int64_t num_dst, int64_t num_src, int64_t nnz, int64_t in_features,
+                                          int64_t out_features, bool training, bool input_requires_grad) {
+  const double s = kSparseToDenseCost;
+  const double e = static_cast<double>(nnz);
+  const double in = static_cast<double>(in_features);
+  const double out = static_cast<double>(out_features);
+  const double dense_dst = static_cast<double>(num_dst) * in * out;
+  const double dense_src = static_cast<double>(num_src) * in * out;
+  // Forward: the SpMM and the GEMM of each order.
+  double aggregate_first = s * e * in + dense_dst;
+  double transform_first = dense_src + s * e * out;
+  if (training) {
+    // Aggregate-first: dW = zᵀ·dy; for dx also dz = dy·Wᵀ and Âᵀ·dz (plus building Âᵀ).
+    aggregate_first += dense_dst;
+    if (input_requires_grad) aggregate_first += dense_dst + s * e * (in + 1);
+    // Transform-first: dh = Âᵀ·dy (always, W needs it), dW = xᵀ·dh, dx = dh·Wᵀ.
+    transform_first += s * e * (out + 1) + dense_src;
+    if (input_requires_grad) transform_first += dense_src;
+  }
+  return transform_first < aggregate_first ? AggregationOrder::kTransformFirst : AggregationOrder::kAggregateFirst;
+}
+
+GCNConvImpl::GCNConvImpl(int64_t in_features, int64_t out_features, bool bias)
+    : in_features_(in_features), out_features_(out_features) {
+  TORCH_CHECK(in_features > 0 && out_features > 0, "GCNConv: feature sizes must be positive (got ", in_features,
+              " -> ", out_features, ")");
+  weight = register_parameter("weight", torch::empty({in_features, out_features}));
+  if (bias) this->bias = register_parameter("bias", torch::empty({out_features}));
+  reset_parameters();
+}
+
+void GCNConvImpl::reset_parameters() {
+  torch::NoGradGuard no_grad;
+  // Glorot/Xavier uniform over [in x out], as PyG's GCNConv.
+  torch::nn::init::xavier_uniform_(weight);
+  if (bias.defined()) bias.zero_();
+}
+
+at::Tensor GCNConvImpl::forward(const CsrTensor& adj, const at::Tensor& x) {
+  const bool training = is_training() && torch::GradMode::is_enabled();
+  const AggregationOrder order = choose_aggregation_order(adj.num_rows, adj.num_cols, adj.nnz(), in_features_,
+                                                          out_features_, training, x.requires_grad());
+  return forward_with(adj, x, order);
+}
+
+at::Tensor GCNConvImpl::forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) {
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == in_features_, "GCNConv: x must be [num_src x ", in_features_,
+              "] (got ", x.sizes(), ")");
+  TORCH_CHECK(x.size(0) == adj.num_cols, "GCNConv: x has ", x.size(0), " rows but the block has ", adj.num_cols,
+              " src nodes");
+  if (order == AggregationOrder::kAggregateFirst) {
+    const at::Tensor z = spmm_autograd(adj, x, spmm_backward_);
+    return bias.defined() ? torch::addmm(bias, z, weight) : torch::mm(z, weight);
+  }
+  at::Tensor y = spmm_autograd(adj, torch::mm(x, weight), spmm_backward_);
+  return bias.defined() ? y + bias : y;
+}
+
+GcnImpl::GcnImpl(const GcnOptions& options) : options_(options) {
+  TORCH_CHECK(options.num_layers >= 1, "Gcn: needs at least one layer (got ", options.num_layers, ")");
+  TORCH_CHECK(options.in_features > 0 && options.num_classes > 0 && options.hidden > 0,
+              "Gcn: in_features, hidden and num_classes must be positive (got ", options.in_features, ", ",
+              options.hidden, ", ", options.num_classes, ")");
+  TORCH_CHECK(options.dropout >= 0 && options.dropout < 1 && options.input_dropout >= 0 &&
+                  options.input_dropout < 1,
+              "Gcn: dropout probabilities must be in [0, 1) (got ", options.dropout, ", ", options.input_dropout,
+              ")");
+  int64_t in = options.in_features;
+  for (int64_t l = 0; l < options.num_layers; ++l) {
+    const bool last = l + 1 == options.num_layers;
+    const int64_t out = last && !options.linear_head ? options.num_classes : options.hidden;
+    convs_.push_back(register_module("conv" + std::to_string(l + 1), GCNConv(in, out)));
+    in = out;
+  }
+  if (options.linear_head) head_ = register_module("head", torch::nn::Linear(options.hidden, options.num_classes));
+}
+
+void GcnImpl::set_spmm_backward(SpmmBackward mode) {
+  for (auto& conv : convs_) conv->set_spmm_backward(mode);
+}
+
+at::Tensor GcnImpl::layer(int64_t l, const CsrTensor& adj, const at::Tensor& x) {
+  TORCH_CHECK(l >= 0 && l < num_layers(), "Gcn: no layer ", l, " (the model has ", num_layers(), ")");
+  at::Tensor h = x;
+  if (l == 0 && options_.input_dropout > 0) h = torch::dropout(h, options_.input_dropout, is_training());
+  h = convs_[static_cast<size_t>(l)]->forward(adj, h);
+  const bool hidden = l + 1 < num_layers() || options_.linear_head;
+  if (hidden) {
+    h = torch::relu(h);
+    if (options_.dropout > 0) h = torch::dropout(h, options_.dropout, is_training());
+  }
+  return h;
+}
+
+at::Tensor GcnImpl::head(const at::Tensor& h) { return head_ ? head_->forward(h) : h; }
+
+at::Tensor GcnImpl::forward(const std::vector<CsrTensor>& blocks, const at::Tensor& x) {
+  TORCH_CHECK(static_cast<int64_t>(blocks.size()) == num_layers(), "Gcn: got ", blocks.size(),
+              " blocks for a model with ", num_layers(), " GCN layers (one fanout per layer)");
+  at::Tensor h = x;
+  for (int64_t l = 0; l < num_layers(); ++l) {
+    const CsrTensor& adj = blocks[static_cast<size_t>(l)];
+    // Layer l reads the first num_src rows of the previous output (the dst
+    // nodes of a block are a prefix of its src nodes, and blocks nest).
+    if (h.size(0) != adj.num_cols) {
+      TORCH_CHECK(h.size(0) > adj.num_cols, "Gcn: layer ", l, " needs ", adj.num_cols, " input rows, got ",
+                  h.size(0));
+      h = h.narrow(0, 0, adj.num_cols);
+    }
+    h = layer(l, adj, h);
+  }
+  return head(h);
+}
+
+std::string param_digest(const torch::nn::Module& module) {
+  Digest digest;
+  for (const auto& p : module.parameters()) {
+    const at::Tensor t = p.detach().to(torch::kCPU).contiguous();
+    digest.update(t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
+  }
+  return digest.hex();
+}
+
+}  // namespace dgcn

@@ -1,0 +1,115 @@
+// GCN layers and the GCN model over sampled blocks.
+//
+// A block's adjacency arrives as a CsrTensor Â (num_dst x num_src) already
+// normalized (models/gcn_norm.h: self-loops, degrees, d/k rescaling), with
+// the dst nodes the first num_dst src nodes. A layer computes Â · x · W + b.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/spmm.h"
+
+namespace dgcn {
+
+// Note [Aggregation order]
+// Â · x · W can be evaluated as (Â · x) · W (aggregate first) or Â · (x · W)
+// (transform first). Dense work scales with the rows transformed (num_dst
+// vs num_src), sparse work with the width aggregated (in vs out features).
+// In sampled blocks num_dst ≪ num_src (products, [15,10,5]: ~140k of ~520k
+// in the first layer), so aggregating first usually wins even when it
+// aggregates the wider side; on full graphs (num_dst == num_src) the
+// narrower side is aggregated. The choice counts backward work too: with
+// aggregate-first and an input that needs no gradient (the features) the
+// transposed SpMM disappears, while transform-first always needs it (for W).
+enum class AggregationOrder { kAggregateFirst, kTransformFirst };
+const char* aggregation_order_name(AggregationOrder order);  // "aggregate-first", "transform-first"
+
+// Cost of one sparse multiply-add (one entry, one feature) in units of one
+// dense multiply-add: SpMM streams random rows at a few GB/s per core, GEMM
+// runs tens of GFLOP/s per core.
+constexpr double kSparseToDenseCost = 4.0;
+
+// The order with the lower estimated work (forward, plus backward when
+// `training`); ties go to aggregate-first.
+AggregationOrder choose_aggregation_order(int64_t num_dst, int64_t num_src, int64_t nnz, int64_t in_features,
+                                          int64_t out_features, bool training, bool input_requires_grad);
+
+// One GCN layer: out [num_dst x out] = Â · x · W + b for x [num_src x in].
+// W is Glorot-initialized, b zero (PyG's GCNConv defaults).
+class GCNConvImpl : public torch::nn::Module {
+ public:
+  GCNConvImpl(int64_t in_features, int64_t out_features, bool bias = true);
+  // Chooses the order by cost (choose_aggregation_order).
+  at::Tensor forward(const CsrTensor& adj, const at::Tensor& x);
+  // With a fixed order (tests compare the two).
+  at::Tensor forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order);
+  void reset_parameters();
+
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+  // How the backward pass multiplies by Âᵀ (Note [SpMM backward]).
+  void set_spmm_backward(SpmmBackward mode) { spmm_backward_ = mode; }
+
+  at::Tensor weight;  // [in x out]
+  at::Tensor bias;    // [out], undefined without bias
+
+ private:
+  int64_t in_features_;
+  int64_t out_features_;
+  SpmmBackward spmm_backward_ = SpmmBackward::kTransposedCsr;
+};
+TORCH_MODULE(GCNConv);
+
+struct GcnOptions {
+  int64_t in_features = 0;
+  int64_t hidden = 128;
+  int64_t num_classes = 0;
+  int64_t num_layers = 2;      // GCN layers = number of fanouts
+  double dropout = 0.5;        // after every hidden ReLU
+  double input_dropout = 0.0;  // on the input features (Kipf & Welling use 0.5 on Cora)
+  bool linear_head = false;    // a final Linear(hidden, classes) after the last GCN layer
+};
+
+// L GCN layers with ReLU and dropout between them:
+//   x -> [dropout_in] -> conv_1 -> ReLU -> dropout -> ... -> conv_L -> logits
+// or, with linear_head, every conv_l outputs `hidden` (ReLU + dropout after
+// each) and a Linear(hidden, classes) gives the logits.
+class GcnImpl : public torch::nn::Module {
+ public:
+  explicit GcnImpl(const GcnOptions& options);
+
+  // blocks[l] is layer l's normalized adjacency in forward order (blocks[0]
+  // the widest); x holds the input features of blocks[0]'s src nodes. Returns
+  // the logits of blocks.back()'s dst nodes (the seeds).
+  at::Tensor forward(const std::vector<CsrTensor>& blocks, const at::Tensor& x);
+
+  // The pieces of forward, for layer-wise inference: layer l (with input
+  // dropout before layer 0, ReLU + dropout after hidden layers) and the head
+  // (identity without linear_head).
+  at::Tensor layer(int64_t l, const CsrTensor& adj, const at::Tensor& x);
+  at::Tensor head(const at::Tensor& h);
+
+  int64_t num_layers() const { return static_cast<int64_t>(convs_.size()); }
+  int64_t layer_out_features(int64_t l) const { return convs_.at(static_cast<size_t>(l))->out_features(); }
+  const GcnOptions& options() const { return options_; }
+  void set_spmm_backward(SpmmBackward mode);
+
+ private:
+  GcnOptions options_;
+  std::vector<GCNConv> convs_;
+  torch::nn::Linear head_{nullptr};
+};
+TORCH_MODULE(Gcn);
+
+// A digest (16 hex digits, XXH3) of every parameter's bytes in registration
+// order: equal digests mean bit-identical models, e.g. on every rank after
+// synchronized training.
+std::string param_digest(const torch::nn::Module& module);
+
+}  // namespace dgcn

@@ -1,0 +1,78 @@
+// SpMM: y = A · x for a sparse A in CSR form and a dense row-major x, the
+// aggregation step of every GCN layer. One front end (spmm.cpp) checks the
+// inputs and dispatches on the device: a multithreaded, vectorized CPU kernel
+// (cpu/spmm_kernel.h) or cuSPARSE (cuda/). With autograd, the backward pass
+// multiplies by Aᵀ, built once as its own CSR (Note [SpMM backward]).
+//
+// Example (A is 2 x 3 with 3 entries):
+//   indptr = [0, 1, 3], indices = [1, 0, 2], values = [2, 1, 3]
+//   x = [[1, 1], [2, 2], [3, 3]]   ->   spmm(A, x) = [[4, 4], [10, 10]]
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+
+namespace dgcn {
+
+// A sparse matrix in CSR form held in tensors on one device.
+//   CPU:  indptr int64 [num_rows + 1], indices int32 or int64 [nnz]
+//   CUDA: indptr and indices int32 (cuSPARSE's transpose needs 32-bit ids;
+//         to() converts, and checks the sizes fit)
+//   values float32 [nnz] on both.
+// indptr[0] is 0 and indptr[num_rows] == nnz.
+struct CsrTensor {
+  int64_t num_rows = 0;
+  int64_t num_cols = 0;
+  at::Tensor indptr;
+  at::Tensor indices;
+  at::Tensor values;
+
+  int64_t nnz() const { return indices.defined() ? indices.numel() : 0; }
+  c10::Device device() const { return values.device(); }
+  // A copy on `device` (CPU <-> CUDA), converting the id types as above.
+  // non_blocking: asynchronous host-to-device copy when the CPU tensors are pinned.
+  CsrTensor to(c10::Device device, bool non_blocking = false) const;
+  // Checks shapes, dtypes, one device and the endpoints of indptr (O(1):
+  // every id is trusted to be in range, as built by normalize_block);
+  // TORCH_CHECK naming `op`.
+  void check(const char* op) const;
+};
+
+// y = a · x. x: float32 [a.num_cols x f] on a's device (rows may be strided,
+// columns contiguous), y: float32 [a.num_rows x f]. No autograd.
+// Deterministic: each output row is summed in entry order by one thread.
+at::Tensor spmm(const CsrTensor& a, const at::Tensor& x);
+
+// The CSR of aᵀ (a.num_cols x a.num_rows), entries of each row in increasing
+// column order of a, on a's device.
+CsrTensor transpose(const CsrTensor& a);
+
+// Note [SpMM backward]
+// dx = aᵀ · dy. Two ways: build aᵀ once (a counting sort on CPU,
+// cusparseCsr2cscEx2 on CUDA) and run the same gather kernel over it, or
+// multiply by the transpose without building it (a scatter on CPU,
+// CUSPARSE_OPERATION_TRANSPOSE on CUDA). The scatter needs atomics or
+// per-thread copies to run in parallel, so its summation order depends on the
+// threads (cuSPARSE documents its transpose op as not bit-reproducible);
+// building aᵀ costs one pass over the entries and keeps results identical
+// run to run. The SpMM benchmark measures both; kTransposedCsr is the default.
+enum class SpmmBackward { kTransposedCsr, kTransposeOp };
+const char* spmm_backward_name(SpmmBackward mode);  // "transposed-csr", "transpose-op"
+
+// y = aᵀ · x without building aᵀ (see the note; for the benchmark and for
+// SpmmBackward::kTransposeOp). CPU: a serial scatter.
+at::Tensor spmm_transpose_op(const CsrTensor& a, const at::Tensor& x);
+
+// y = a · x recorded for autograd: x may require grad (a's values never do).
+// The backward pass computes aᵀ · dy with `backward` and skips it when x
+// does not require grad (e.g. the input features of the first layer).
+at::Tensor spmm_autograd(const CsrTensor& a, const at::Tensor& x,
+                         SpmmBackward backward = SpmmBackward::kTransposedCsr);
+
+// Whether spmm can run on CUDA tensors in this build (CUDA LibTorch + cuSPARSE glue).
+bool spmm_has_cuda();
+
+}  // namespace dgcn

@@ -1,0 +1,153 @@
+#include "models/spmm.h"
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <random>
+
+namespace dgcn {
+namespace {
+
+// A random CSR (empty rows, repeated columns) as tensors, plus its dense form.
+CsrTensor random_csr(int64_t rows, int64_t cols, uint64_t seed, at::ScalarType index_type = at::kInt) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> indptr{0}, indices;
+  std::vector<float> values;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t k = rng() % 5 == 0 ? 0 : static_cast<int64_t>(rng() % 7);
+    for (int64_t t = 0; t < k; ++t) {
+      indices.push_back(static_cast<int64_t>(rng() % cols));
+      values.push_back(static_cast<float>(rng() % 1000) / 500.0f - 1.0f);
+    }
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  CsrTensor a;
+  a.num_rows = rows;
+  a.num_cols = cols;
+  a.indptr = torch::tensor(indptr, torch::kLong);
+  a.indices = torch::tensor(indices, torch::kLong).to(index_type);
+  a.values = torch::tensor(values, torch::kFloat);
+  return a;
+}
+
+torch::Tensor dense_of(const CsrTensor& a) {
+  auto d = torch::zeros({a.num_rows, a.num_cols}, torch::kDouble);
+  auto p = a.indptr.accessor<int64_t, 1>();
+  auto idx = a.indices.to(torch::kLong);
+  for (int64_t r = 0; r < a.num_rows; ++r)
+    for (int64_t e = p[r]; e < p[r + 1]; ++e)
+      d[r][idx[e].item<int64_t>()] += a.values[e].item<double>();
+  return d;
+}
+
+TEST(Spmm, MatchesDenseReference) {
+  for (auto index_type : {at::kInt, at::kLong}) {
+    const CsrTensor a = random_csr(70, 50, 1, index_type);
+    const auto x = torch::randn({50, 33});
+    const auto want = torch::mm(dense_of(a), x.to(torch::kDouble));
+    EXPECT_TRUE(torch::allclose(spmm(a, x).to(torch::kDouble), want, 1e-5, 1e-5));
+    // Rows of x may be strided (a column slice of a wider tensor).
+    const auto wide = torch::randn({50, 40});
+    const auto slice = wide.narrow(1, 3, 33);
+    EXPECT_TRUE(torch::allclose(spmm(a, slice).to(torch::kDouble),
+                                torch::mm(dense_of(a), slice.to(torch::kDouble)), 1e-5, 1e-5));
+  }
+}
+
+TEST(Spmm, SameBitsForAnyThreadCount) {
+  const CsrTensor a = random_csr(3000, 2000, 2);
+  const auto x = torch::randn({2000, 64});
+  const int saved = at::get_num_threads();
+  at::set_num_threads(1);
+  const auto one = spmm(a, x);
+  at::set_num_threads(2);
+  const auto two = spmm(a, x);
+  at::set_num_threads(saved);
+  EXPECT_TRUE(torch::equal(one, two));
+}
+
+TEST(Spmm, TransposeBothWays) {
+  const CsrTensor a = random_csr(40, 30, 3);
+  const CsrTensor t = transpose(a);
+  EXPECT_EQ(t.num_rows, 30);
+  EXPECT_EQ(t.num_cols, 40);
+  EXPECT_TRUE(torch::allclose(dense_of(t), dense_of(a).t()));
+  const auto x = torch::randn({40, 9});
+  EXPECT_TRUE(torch::allclose(spmm(t, x), spmm_transpose_op(a, x), 1e-5, 1e-5));
+}
+
+TEST(Spmm, ChecksNameTheOperationAndValues) {
+  const CsrTensor a = random_csr(4, 5, 4);
+  try {
+    spmm(a, torch::randn({6, 2}));
+    FAIL() << "expected an error";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("spmm: x has 6 rows, the sparse matrix needs 5"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(spmm(a, torch::randn({5, 2}, torch::kDouble)), c10::Error);
+  CsrTensor bad = a;
+  bad.indptr = bad.indptr.narrow(0, 0, 3);
+  EXPECT_THROW(spmm(bad, torch::randn({5, 2})), c10::Error);
+}
+
+// Loss sum(spmm(a, x) * r): its gradient is aᵀ r; check analytically and by
+// central finite differences on a few entries.
+TEST(Spmm, AutogradGradientMatchesFiniteDifferences) {
+  for (auto mode : {SpmmBackward::kTransposedCsr, SpmmBackward::kTransposeOp}) {
+    const CsrTensor a = random_csr(12, 9, 5);
+    const auto x = torch::randn({9, 4}).requires_grad_(true);
+    const auto r = torch::randn({12, 4});
+    auto loss = (spmm_autograd(a, x, mode) * r).sum();
+    loss.backward();
+    const auto exact = torch::mm(dense_of(a).t(), r.to(torch::kDouble));
+    EXPECT_TRUE(torch::allclose(x.grad().to(torch::kDouble), exact, 1e-5, 1e-5)) << spmm_backward_name(mode);
+    torch::NoGradGuard no_grad;
+    const float eps = 1e-2f;
+    for (int64_t i = 0; i < 9; i += 2) {
+      for (int64_t j = 0; j < 4; ++j) {
+        auto xp = x.detach().clone(), xm = x.detach().clone();
+        xp[i][j] += eps;
+        xm[i][j] -= eps;
+        const double fd = ((spmm(a, xp) * r).sum().item<double>() - (spmm(a, xm) * r).sum().item<double>()) / (2 * eps);
+        EXPECT_NEAR(fd, x.grad()[i][j].item<double>(), 2e-3) << "x[" << i << "][" << j << "]";
+      }
+    }
+  }
+}
+
+TEST(Spmm, NoGradientWorkWhenInputNeedsNone) {
+  const CsrTensor a = random_csr(5, 5, 6);
+  const auto w = torch::randn({3, 3}).requires_grad_(true);
+  const auto x = torch::randn({5, 3});  // like input features: no grad
+  auto y = torch::mm(spmm_autograd(a, x), w);
+  y.sum().backward();
+  EXPECT_TRUE(w.grad().defined());
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(Spmm, CudaMatchesCpu) {
+  if (!spmm_has_cuda() || !torch::cuda::is_available()) {
+    GTEST_SKIP() << "no CUDA: this build has no torch CUDA glue or no GPU is visible";
+  }
+  const CsrTensor a = random_csr(500, 400, 7);
+  const auto x = torch::randn({400, 48});
+  const torch::Device gpu(torch::kCUDA, 0);
+  const CsrTensor g = a.to(gpu);
+  EXPECT_EQ(g.indptr.scalar_type(), torch::kInt);
+  EXPECT_TRUE(torch::allclose(spmm(g, x.to(gpu)).cpu(), spmm(a, x), 1e-4, 1e-5));
+  const auto xt = torch::randn({500, 48});
+  EXPECT_TRUE(torch::allclose(spmm_transpose_op(g, xt.to(gpu)).cpu(), spmm_transpose_op(a, xt), 1e-4, 1e-5));
+  const CsrTensor t = transpose(g);
+  EXPECT_TRUE(torch::allclose(dense_of(t.to(torch::kCPU)), dense_of(transpose(a))));
+  // Gradients through the transposed CSR on the device.
+  const auto xg = x.to(gpu).requires_grad_(true);
+  const auto r = torch::randn({500, 48});
+  (spmm_autograd(g, xg) * r.to(gpu)).sum().backward();
+  EXPECT_TRUE(torch::allclose(xg.grad().cpu(), spmm(transpose(a), r), 1e-4, 1e-5));
+}
+
+}  // namespace
+}  // namespace dgcn
