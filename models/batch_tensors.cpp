@@ -24,7 +24,8 @@ NormalizedCsrOut spans_of(CsrTensor& a) {
 
 }  // namespace
 
-CsrTensor block_adjacency(const Block& block, std::span<const int32_t> src_degree, int num_threads, bool pinned) {
+CsrTensor block_adjacency(const Block& block, std::span<const int32_t> src_degree, int num_threads,
+                          bool pinned) {
   CsrTensor a = empty_csr(block.num_dst, block.num_src, normalized_nnz(block), pinned);
   normalize_block(block, src_degree, spans_of(a), num_threads);
   return a;
@@ -40,9 +41,10 @@ std::vector<CsrTensor> batch_adjacency(const SampledBatch& batch, GcnNorm norm,
   return out;
 }
 
-CsrTensor full_rows_adjacency(const Csr& graph, std::span<const int32_t> degree, std::span<const int64_t> rows,
-                              int num_threads) {
-  CsrTensor a = empty_csr(static_cast<int64_t>(rows.size()), graph.num_nodes(), full_rows_nnz(graph, rows), false);
+CsrTensor full_rows_adjacency(const Csr& graph, std::span<const int32_t> degree,
+                              std::span<const int64_t> rows, int num_threads) {
+  CsrTensor a =
+      empty_csr(static_cast<int64_t>(rows.size()), graph.num_nodes(), full_rows_nnz(graph, rows), false);
   normalize_full_rows(graph, degree, rows, spans_of(a), num_threads);
   return a;
 }

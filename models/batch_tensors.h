@@ -27,11 +27,12 @@ CsrTensor block_adjacency(const Block& block, std::span<const int32_t> src_degre
 // Every layer's adjacency of `batch`, in forward order, normalized with
 // `norm` (full_degree: the store's degrees, used by GcnNorm::kFullGraph).
 std::vector<CsrTensor> batch_adjacency(const SampledBatch& batch, GcnNorm norm,
-                                       std::span<const int32_t> full_degree, int num_threads, bool pinned = false);
+                                       std::span<const int32_t> full_degree, int num_threads,
+                                       bool pinned = false);
 
 // The rows `rows` of the full graph, normalized, with global column ids
 // (num_cols = the graph's node count): one chunk of layer-wise inference.
-CsrTensor full_rows_adjacency(const Csr& graph, std::span<const int32_t> degree, std::span<const int64_t> rows,
-                              int num_threads);
+CsrTensor full_rows_adjacency(const Csr& graph, std::span<const int32_t> degree,
+                              std::span<const int64_t> rows, int num_threads);
 
 }  // namespace dgcn

@@ -31,13 +31,14 @@ AggregationOrder choose_aggregation_order(int64_t num_dst, int64_t num_src, int6
     transform_first += s * e * (out + 1) + dense_src;
     if (input_requires_grad) transform_first += dense_src;
   }
-  return transform_first < aggregate_first ? AggregationOrder::kTransformFirst : AggregationOrder::kAggregateFirst;
+  return transform_first < aggregate_first ? AggregationOrder::kTransformFirst
+                                           : AggregationOrder::kAggregateFirst;
 }
 
 GCNConvImpl::GCNConvImpl(int64_t in_features, int64_t out_features, bool bias)
     : in_features_(in_features), out_features_(out_features) {
-  TORCH_CHECK(in_features > 0 && out_features > 0, "GCNConv: feature sizes must be positive (got ", in_features,
-              " -> ", out_features, ")");
+  TORCH_CHECK(in_features > 0 && out_features > 0, "GCNConv: feature sizes must be positive (got ",
+              in_features, " -> ", out_features, ")");
   weight = register_parameter("weight", torch::empty({in_features, out_features}));
   if (bias) this->bias = register_parameter("bias", torch::empty({out_features}));
   reset_parameters();
@@ -60,13 +61,24 @@ at::Tensor GCNConvImpl::forward(const CsrTensor& adj, const at::Tensor& x) {
 at::Tensor GCNConvImpl::forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) {
   TORCH_CHECK(x.dim() == 2 && x.size(1) == in_features_, "GCNConv: x must be [num_src x ", in_features_,
               "] (got ", x.sizes(), ")");
-  TORCH_CHECK(x.size(0) == adj.num_cols, "GCNConv: x has ", x.size(0), " rows but the block has ", adj.num_cols,
-              " src nodes");
+  TORCH_CHECK(x.size(0) == adj.num_cols, "GCNConv: x has ", x.size(0), " rows but the block has ",
+              adj.num_cols, " src nodes");
   if (order == AggregationOrder::kAggregateFirst) {
-    const at::Tensor z = spmm_autograd(adj, x, spmm_backward_);
+    const at::Tensor z = aggregate(adj, x);
     return bias.defined() ? torch::addmm(bias, z, weight) : torch::mm(z, weight);
   }
-  at::Tensor y = spmm_autograd(adj, torch::mm(x, weight), spmm_backward_);
+  return add_bias(aggregate(adj, transform(x)));
+}
+
+at::Tensor GCNConvImpl::transform(const at::Tensor& x) const {
+  return torch::mm(x, weight);
+}
+
+at::Tensor GCNConvImpl::aggregate(const CsrTensor& adj, const at::Tensor& h) const {
+  return spmm_autograd(adj, h, spmm_backward_);
+}
+
+at::Tensor GCNConvImpl::add_bias(const at::Tensor& y) const {
   return bias.defined() ? y + bias : y;
 }
 
@@ -75,10 +87,10 @@ GcnImpl::GcnImpl(const GcnOptions& options) : options_(options) {
   TORCH_CHECK(options.in_features > 0 && options.num_classes > 0 && options.hidden > 0,
               "Gcn: in_features, hidden and num_classes must be positive (got ", options.in_features, ", ",
               options.hidden, ", ", options.num_classes, ")");
-  TORCH_CHECK(options.dropout >= 0 && options.dropout < 1 && options.input_dropout >= 0 &&
-                  options.input_dropout < 1,
-              "Gcn: dropout probabilities must be in [0, 1) (got ", options.dropout, ", ", options.input_dropout,
-              ")");
+  TORCH_CHECK(
+      options.dropout >= 0 && options.dropout < 1 && options.input_dropout >= 0 && options.input_dropout < 1,
+      "Gcn: dropout probabilities must be in [0, 1) (got ", options.dropout, ", ", options.input_dropout,
+      ")");
   int64_t in = options.in_features;
   for (int64_t l = 0; l < options.num_layers; ++l) {
     const bool last = l + 1 == options.num_layers;
@@ -86,7 +98,8 @@ GcnImpl::GcnImpl(const GcnOptions& options) : options_(options) {
     convs_.push_back(register_module("conv" + std::to_string(l + 1), GCNConv(in, out)));
     in = out;
   }
-  if (options.linear_head) head_ = register_module("head", torch::nn::Linear(options.hidden, options.num_classes));
+  if (options.linear_head)
+    head_ = register_module("head", torch::nn::Linear(options.hidden, options.num_classes));
 }
 
 void GcnImpl::set_spmm_backward(SpmmBackward mode) {
@@ -97,16 +110,19 @@ at::Tensor GcnImpl::layer(int64_t l, const CsrTensor& adj, const at::Tensor& x) 
   TORCH_CHECK(l >= 0 && l < num_layers(), "Gcn: no layer ", l, " (the model has ", num_layers(), ")");
   at::Tensor h = x;
   if (l == 0 && options_.input_dropout > 0) h = torch::dropout(h, options_.input_dropout, is_training());
-  h = convs_[static_cast<size_t>(l)]->forward(adj, h);
-  const bool hidden = l + 1 < num_layers() || options_.linear_head;
-  if (hidden) {
-    h = torch::relu(h);
-    if (options_.dropout > 0) h = torch::dropout(h, options_.dropout, is_training());
-  }
-  return h;
+  return activate(l, convs_[static_cast<size_t>(l)]->forward(adj, h));
 }
 
-at::Tensor GcnImpl::head(const at::Tensor& h) { return head_ ? head_->forward(h) : h; }
+at::Tensor GcnImpl::activate(int64_t l, const at::Tensor& h) {
+  const bool hidden = l + 1 < num_layers() || options_.linear_head;
+  if (!hidden) return h;
+  at::Tensor a = torch::relu(h);
+  return options_.dropout > 0 ? torch::dropout(a, options_.dropout, is_training()) : a;
+}
+
+at::Tensor GcnImpl::head(const at::Tensor& h) {
+  return head_ ? head_->forward(h) : h;
+}
 
 at::Tensor GcnImpl::forward(const std::vector<CsrTensor>& blocks, const at::Tensor& x) {
   TORCH_CHECK(static_cast<int64_t>(blocks.size()) == num_layers(), "Gcn: got ", blocks.size(),

@@ -51,6 +51,12 @@ class GCNConvImpl : public torch::nn::Module {
   at::Tensor forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order);
   void reset_parameters();
 
+  // The pieces, for layer-wise inference that transforms all rows once and
+  // aggregates in chunks: x · W, Â · h (autograd-aware), y + b.
+  at::Tensor transform(const at::Tensor& x) const;
+  at::Tensor aggregate(const CsrTensor& adj, const at::Tensor& h) const;
+  at::Tensor add_bias(const at::Tensor& y) const;
+
   int64_t in_features() const { return in_features_; }
   int64_t out_features() const { return out_features_; }
   // How the backward pass multiplies by Âᵀ (Note [SpMM backward]).
@@ -90,10 +96,13 @@ class GcnImpl : public torch::nn::Module {
   at::Tensor forward(const std::vector<CsrTensor>& blocks, const at::Tensor& x);
 
   // The pieces of forward, for layer-wise inference: layer l (with input
-  // dropout before layer 0, ReLU + dropout after hidden layers) and the head
-  // (identity without linear_head).
+  // dropout before layer 0, then activate()), the activation after layer l
+  // (ReLU + dropout for hidden layers, identity for the output layer) and the
+  // head (identity without linear_head).
   at::Tensor layer(int64_t l, const CsrTensor& adj, const at::Tensor& x);
+  at::Tensor activate(int64_t l, const at::Tensor& h);
   at::Tensor head(const at::Tensor& h);
+  GCNConv& conv(int64_t l) { return convs_.at(static_cast<size_t>(l)); }
 
   int64_t num_layers() const { return static_cast<int64_t>(convs_.size()); }
   int64_t layer_out_features(int64_t l) const { return convs_.at(static_cast<size_t>(l))->out_features(); }

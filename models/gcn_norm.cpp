@@ -29,7 +29,9 @@ inline void write_row(int64_t pos, int32_t self, int64_t d, int64_t k, const Nor
 
 }  // namespace
 
-const char* gcn_norm_name(GcnNorm norm) { return norm == GcnNorm::kFullGraph ? "full" : "block"; }
+const char* gcn_norm_name(GcnNorm norm) {
+  return norm == GcnNorm::kFullGraph ? "full" : "block";
+}
 
 GcnNorm parse_gcn_norm(const std::string& s) {
   if (s == "full") return GcnNorm::kFullGraph;
@@ -73,15 +75,16 @@ void normalize_block(const Block& block, std::span<const int32_t> src_degree, co
   DGCN_CHECK(static_cast<int64_t>(out.indptr.size()) == rows + 1 &&
                  static_cast<int64_t>(out.indices.size()) == normalized_nnz(block) &&
                  static_cast<int64_t>(out.values.size()) == normalized_nnz(block),
-             "gcn norm: output arrays sized {}/{}/{}, expected {}/{}/{}", out.indptr.size(), out.indices.size(),
-             out.values.size(), rows + 1, normalized_nnz(block), normalized_nnz(block));
+             "gcn norm: output arrays sized {}/{}/{}, expected {}/{}/{}", out.indptr.size(),
+             out.indices.size(), out.values.size(), rows + 1, normalized_nnz(block), normalized_nnz(block));
   for (int64_t r = 0; r <= rows; ++r) out.indptr[r] = block.indptr[r] + r;
   parallel_for_chunks(rows, kRowChunk, num_threads, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t e0 = block.indptr[r];
       const int64_t k = block.indptr[r + 1] - e0;
       const int64_t d = src_degree[r];
-      DGCN_CHECK(k <= d, "gcn norm: dst node {} has {} sampled neighbours but degree {} (degrees of another graph?)",
+      DGCN_CHECK(k <= d,
+                 "gcn norm: dst node {} has {} sampled neighbours but degree {} (degrees of another graph?)",
                  r, k, d);
       write_row(out.indptr[r], static_cast<int32_t>(r), d, k, out, [&](int64_t t) {
         const int32_t j = block.indices[e0 + t];
@@ -102,8 +105,8 @@ void normalize_full_rows(const Csr& graph, std::span<const int32_t> degree, std:
   DGCN_CHECK(graph.num_nodes() <= INT32_MAX, "gcn norm: {} nodes do not fit the int32 ids of full-graph rows",
              graph.num_nodes());
   const auto n = static_cast<int64_t>(rows.size());
-  DGCN_CHECK(static_cast<int64_t>(out.indptr.size()) == n + 1, "gcn norm: indptr output has {} entries for {} rows",
-             out.indptr.size(), n);
+  DGCN_CHECK(static_cast<int64_t>(out.indptr.size()) == n + 1,
+             "gcn norm: indptr output has {} entries for {} rows", out.indptr.size(), n);
   const auto ptr = graph.indptr();
   out.indptr[0] = 0;
   for (int64_t i = 0; i < n; ++i) {

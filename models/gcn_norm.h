@@ -47,7 +47,9 @@ struct NormalizedCsrOut {
 };
 
 // Entries of the normalized block: its edges plus one self-loop per dst node.
-inline int64_t normalized_nnz(const Block& block) { return block.num_edges() + block.num_dst; }
+inline int64_t normalized_nnz(const Block& block) {
+  return block.num_edges() + block.num_dst;
+}
 
 // The degree each of the batch's nodes counts with, for `norm`, written into
 // out[0 .. n_id.size()): kFullGraph gathers full_degree[n_id[j]]; kBlock

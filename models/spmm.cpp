@@ -26,10 +26,10 @@ void check_x(const CsrTensor& a, const at::Tensor& x, int64_t x_rows, const char
   TORCH_CHECK(x.defined() && x.dim() == 2, op, ": x must be a 2-d tensor (got ", x.defined() ? x.dim() : -1,
               " dims)");
   TORCH_CHECK(x.scalar_type() == at::kFloat, op, ": x must be float32 (got ", x.scalar_type(), ")");
-  TORCH_CHECK(x.size(0) == x_rows, op, ": x has ", x.size(0), " rows, the sparse matrix needs ", x_rows, " (a is ",
-              a.num_rows, " x ", a.num_cols, ")");
-  TORCH_CHECK(x.device() == a.device(), op, ": a and x must be on one device (got ", a.device(), ", ", x.device(),
-              ")");
+  TORCH_CHECK(x.size(0) == x_rows, op, ": x has ", x.size(0), " rows, the sparse matrix needs ", x_rows,
+              " (a is ", a.num_rows, " x ", a.num_cols, ")");
+  TORCH_CHECK(x.device() == a.device(), op, ": a and x must be on one device (got ", a.device(), ", ",
+              x.device(), ")");
 }
 
 at::Tensor spmm_cpu(const CsrTensor& a, const at::Tensor& x_in) {
@@ -116,8 +116,8 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
 CsrTensor CsrTensor::to(c10::Device device, bool non_blocking) const {
   CsrTensor out = *this;
   if (device.is_cuda()) {
-    TORCH_CHECK(nnz() <= INT32_MAX && num_rows < INT32_MAX && num_cols <= INT32_MAX,
-                "CsrTensor::to(", device, "): ", num_rows, " x ", num_cols, " with ", nnz(),
+    TORCH_CHECK(nnz() <= INT32_MAX && num_rows < INT32_MAX && num_cols <= INT32_MAX, "CsrTensor::to(", device,
+                "): ", num_rows, " x ", num_cols, " with ", nnz(),
                 " entries does not fit the int32 ids the CUDA backend uses");
     out.indptr = indptr.to(device, at::kInt, non_blocking);
     out.indices = indices.to(device, at::kInt, non_blocking);
@@ -138,12 +138,13 @@ void CsrTensor::check(const char* op) const {
               indptr.sizes(), ")");
   TORCH_CHECK(indices.dim() == 1 && indices.is_contiguous() && values.dim() == 1 && values.is_contiguous() &&
                   values.numel() == indices.numel(),
-              op, ": indices and values must be contiguous 1-d tensors of one length (got ", indices.sizes(), ", ",
-              values.sizes(), ")");
-  TORCH_CHECK(values.scalar_type() == at::kFloat, op, ": values must be float32 (got ", values.scalar_type(), ")");
+              op, ": indices and values must be contiguous 1-d tensors of one length (got ", indices.sizes(),
+              ", ", values.sizes(), ")");
+  TORCH_CHECK(values.scalar_type() == at::kFloat, op, ": values must be float32 (got ", values.scalar_type(),
+              ")");
   TORCH_CHECK(indptr.device() == values.device() && indices.device() == values.device(), op,
-              ": indptr, indices and values must be on one device (got ", indptr.device(), ", ", indices.device(),
-              ", ", values.device(), ")");
+              ": indptr, indices and values must be on one device (got ", indptr.device(), ", ",
+              indices.device(), ", ", values.device(), ")");
   if (values.device().is_cpu()) {
     TORCH_CHECK(indptr.scalar_type() == at::kLong, op, " (CPU): indptr must be int64 (got ",
                 indptr.scalar_type(), ")");
@@ -194,9 +195,11 @@ at::Tensor spmm_transpose_op(const CsrTensor& a, const at::Tensor& x) {
   const int64_t f = xc.size(1);
   at::Tensor y = at::zeros({a.num_cols, f}, xc.options());
   if (a.indices.scalar_type() == at::kInt) {
-    cpu::spmm_transpose_scatter(cpu_ref<int32_t>(a), xc.data_ptr<float>(), xc.stride(0), y.data_ptr<float>(), f, f);
+    cpu::spmm_transpose_scatter(cpu_ref<int32_t>(a), xc.data_ptr<float>(), xc.stride(0), y.data_ptr<float>(),
+                                f, f);
   } else {
-    cpu::spmm_transpose_scatter(cpu_ref<int64_t>(a), xc.data_ptr<float>(), xc.stride(0), y.data_ptr<float>(), f, f);
+    cpu::spmm_transpose_scatter(cpu_ref<int64_t>(a), xc.data_ptr<float>(), xc.stride(0), y.data_ptr<float>(),
+                                f, f);
   }
   return y;
 }

@@ -85,25 +85,25 @@ DGCN_SIMD_CLONES void rows_i64(const CsrRef<int64_t>& a, const float* x, int64_t
                                int64_t f, int64_t rb, int64_t re) {
   rows_body(a, x, ldx, y, ldy, f, rb, re);
 }
-DGCN_SIMD_CLONES void scatter_i32(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
-                                  int64_t f) {
+DGCN_SIMD_CLONES void scatter_i32(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y,
+                                  int64_t ldy, int64_t f) {
   scatter_body(a, x, ldx, y, ldy, f);
 }
-DGCN_SIMD_CLONES void scatter_i64(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
-                                  int64_t f) {
+DGCN_SIMD_CLONES void scatter_i64(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y,
+                                  int64_t ldy, int64_t f) {
   scatter_body(a, x, ldx, y, ldy, f);
 }
 
 }  // namespace
 
 template <>
-void spmm_rows<int32_t>(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t f,
-                        int64_t row_begin, int64_t row_end) {
+void spmm_rows<int32_t>(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                        int64_t f, int64_t row_begin, int64_t row_end) {
   if (row_begin < row_end && f > 0) rows_i32(a, x, ldx, y, ldy, f, row_begin, row_end);
 }
 template <>
-void spmm_rows<int64_t>(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t f,
-                        int64_t row_begin, int64_t row_end) {
+void spmm_rows<int64_t>(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                        int64_t f, int64_t row_begin, int64_t row_end) {
   if (row_begin < row_end && f > 0) rows_i64(a, x, ldx, y, ldy, f, row_begin, row_end);
 }
 template <>

@@ -15,10 +15,10 @@ class SpMatDescr {
  public:
   explicit SpMatDescr(const DeviceCsr& a) {
     // cuSPARSE takes non-const pointers but does not write through them here.
-    DGCN_CUSPARSE_CHECK(cusparseCreateCsr(&descr_, a.num_rows, a.num_cols, a.nnz, const_cast<int32_t*>(a.indptr),
-                                          const_cast<int32_t*>(a.indices), const_cast<float*>(a.values),
-                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                          CUDA_R_32F));
+    DGCN_CUSPARSE_CHECK(cusparseCreateCsr(&descr_, a.num_rows, a.num_cols, a.nnz,
+                                          const_cast<int32_t*>(a.indptr), const_cast<int32_t*>(a.indices),
+                                          const_cast<float*>(a.values), CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   }
   ~SpMatDescr() { cusparseDestroySpMat(descr_); }
   SpMatDescr(const SpMatDescr&) = delete;
@@ -32,8 +32,8 @@ class SpMatDescr {
 class DnMatDescr {
  public:
   DnMatDescr(int64_t rows, int64_t cols, int64_t ld, const float* data) {
-    DGCN_CUSPARSE_CHECK(
-        cusparseCreateDnMat(&descr_, rows, cols, ld, const_cast<float*>(data), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    DGCN_CUSPARSE_CHECK(cusparseCreateDnMat(&descr_, rows, cols, ld, const_cast<float*>(data), CUDA_R_32F,
+                                            CUSPARSE_ORDER_ROW));
   }
   ~DnMatDescr() { cusparseDestroyDnMat(descr_); }
   DnMatDescr(const DnMatDescr&) = delete;
@@ -72,12 +72,16 @@ void throw_cusparse_error(cusparseStatus_t status, const char* call, const char*
                            cusparseGetErrorString(status) + " in " + where(call, file, line));
 }
 
-SparseHandle::SparseHandle() { DGCN_CUSPARSE_CHECK(cusparseCreate(&handle_)); }
+SparseHandle::SparseHandle() {
+  DGCN_CUSPARSE_CHECK(cusparseCreate(&handle_));
+}
 SparseHandle::~SparseHandle() {
   if (handle_) cusparseDestroy(handle_);
 }
 
-Workspace::Workspace() { DGCN_CUDA_CHECK(cudaEventCreateWithFlags(&last_use_, cudaEventDisableTiming)); }
+Workspace::Workspace() {
+  DGCN_CUDA_CHECK(cudaEventCreateWithFlags(&last_use_, cudaEventDisableTiming));
+}
 
 Workspace::~Workspace() {
   if (used_) cudaEventSynchronize(last_use_);
@@ -109,14 +113,15 @@ void Workspace::release(cudaStream_t stream) {
   used_ = true;
 }
 
-void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x, int64_t ldx,
-                        int64_t n, float* y, int64_t ldy) {
+void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x,
+                        int64_t ldx, int64_t n, float* y, int64_t ldy) {
   const int64_t x_rows = transpose_a ? a.num_rows : a.num_cols;
   const int64_t y_rows = transpose_a ? a.num_cols : a.num_rows;
   if (y_rows == 0 || n == 0) return;
   if (a.nnz == 0 || x_rows == 0) {
     DGCN_CUDA_CHECK(cudaMemset2DAsync(y, static_cast<size_t>(ldy) * sizeof(float), 0,
-                                      static_cast<size_t>(n) * sizeof(float), static_cast<size_t>(y_rows), stream));
+                                      static_cast<size_t>(n) * sizeof(float), static_cast<size_t>(y_rows),
+                                      stream));
     return;
   }
   DGCN_CUSPARSE_CHECK(cusparseSetStream(handle_.get(), stream));
@@ -125,7 +130,8 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
   DnMatDescr mat_y(y_rows, n, ldy, y);
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  const cusparseOperation_t op = transpose_a ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const cusparseOperation_t op =
+      transpose_a ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
   // ALG2: row-major, deterministic, no transpose. The transpose form needs the default.
   const cusparseSpMMAlg_t alg = transpose_a ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG2;
   size_t bytes = 0;
@@ -140,21 +146,22 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
 void CusparseSpmm::transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t_indptr, int32_t* t_indices,
                              float* t_values) {
   if (a.nnz == 0) {
-    DGCN_CUDA_CHECK(cudaMemsetAsync(t_indptr, 0, static_cast<size_t>(a.num_cols + 1) * sizeof(int32_t), stream));
+    DGCN_CUDA_CHECK(
+        cudaMemsetAsync(t_indptr, 0, static_cast<size_t>(a.num_cols + 1) * sizeof(int32_t), stream));
     return;
   }
   DGCN_CUSPARSE_CHECK(cusparseSetStream(handle_.get(), stream));
   // The CSC of a is the CSR of aᵀ.
   size_t bytes = 0;
   DGCN_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
-      handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols), static_cast<int>(a.nnz), a.values,
-      a.indptr, a.indices, t_values, t_indptr, t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
+      handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols), static_cast<int>(a.nnz),
+      a.values, a.indptr, a.indices, t_values, t_indptr, t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
       CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &bytes));
   WorkspaceUse work(workspace_, bytes, stream);
-  DGCN_CUSPARSE_CHECK(cusparseCsr2cscEx2(handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols),
-                                         static_cast<int>(a.nnz), a.values, a.indptr, a.indices, t_values, t_indptr,
-                                         t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
-                                         CUSPARSE_CSR2CSC_ALG1, work.data()));
+  DGCN_CUSPARSE_CHECK(cusparseCsr2cscEx2(
+      handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols), static_cast<int>(a.nnz),
+      a.values, a.indptr, a.indices, t_values, t_indptr, t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
+      CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, work.data()));
 }
 
 }  // namespace dgcn::cuda

@@ -22,16 +22,17 @@ namespace dgcn::cuda {
 
 }  // namespace dgcn::cuda
 
-#define DGCN_CUDA_CHECK(call)                                                                         \
-  do {                                                                                                \
-    cudaError_t dgcn_status_ = (call);                                                                \
-    if (dgcn_status_ != cudaSuccess) ::dgcn::cuda::throw_cuda_error(dgcn_status_, #call, __FILE__, __LINE__); \
+#define DGCN_CUDA_CHECK(call)                                                  \
+  do {                                                                         \
+    cudaError_t dgcn_status_ = (call);                                         \
+    if (dgcn_status_ != cudaSuccess)                                           \
+      ::dgcn::cuda::throw_cuda_error(dgcn_status_, #call, __FILE__, __LINE__); \
   } while (0)
-#define DGCN_CUSPARSE_CHECK(call)                                                         \
-  do {                                                                                    \
-    cusparseStatus_t dgcn_status_ = (call);                                               \
-    if (dgcn_status_ != CUSPARSE_STATUS_SUCCESS)                                          \
-      ::dgcn::cuda::throw_cusparse_error(dgcn_status_, #call, __FILE__, __LINE__);        \
+#define DGCN_CUSPARSE_CHECK(call)                                                  \
+  do {                                                                             \
+    cusparseStatus_t dgcn_status_ = (call);                                        \
+    if (dgcn_status_ != CUSPARSE_STATUS_SUCCESS)                                   \
+      ::dgcn::cuda::throw_cusparse_error(dgcn_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 namespace dgcn::cuda {

@@ -51,7 +51,8 @@ at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a) 
   at::Tensor y = at::empty({rows, f}, xc.options());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
   context_for(x.device().index())
-      .spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(), f);
+      .spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(),
+            f);
   return y;
 }
 

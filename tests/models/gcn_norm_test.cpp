@@ -62,8 +62,8 @@ TEST(GcnNorm, BatchDegreesFullAndBlock) {
   // Block norm: no rescaling (d = k), leaves count 0 neighbours: weight 1/sqrt(3 * 1).
   auto n = normalize(b.blocks[0], out);
   EXPECT_FLOAT_EQ(n.values[0], 1.0f / 3.0f);
-  EXPECT_FLOAT_EQ(n.values[1], 1.0f / std::sqrt(6.0f));   // 7 -> 3: (2+1)(1+1)
-  EXPECT_FLOAT_EQ(n.values[4], 1.0f / std::sqrt(2.0f));   // 3 -> 5: (1+1)(0+1)
+  EXPECT_FLOAT_EQ(n.values[1], 1.0f / std::sqrt(6.0f));  // 7 -> 3: (2+1)(1+1)
+  EXPECT_FLOAT_EQ(n.values[4], 1.0f / std::sqrt(2.0f));  // 3 -> 5: (1+1)(0+1)
   std::vector<int32_t> bad_ids(3);
   SampledBatch outside = b;
   outside.n_id[4] = 99;
@@ -78,7 +78,8 @@ TEST(GcnNorm, RowsSumToFullGraphRowsWhenNothingIsSampledAway) {
   std::vector<int32_t> d(batch.n_id.size());
   batch_degrees(batch, GcnNorm::kFullGraph, degree, d);
   std::vector<int64_t> rows(batch.n_id.begin(), batch.n_id.begin() + batch.blocks[0].num_dst);
-  Normalized full{std::vector<int64_t>(rows.size() + 1), std::vector<int32_t>(full_rows_nnz(store.graph, rows)),
+  Normalized full{std::vector<int64_t>(rows.size() + 1),
+                  std::vector<int32_t>(full_rows_nnz(store.graph, rows)),
                   std::vector<float>(full_rows_nnz(store.graph, rows))};
   normalize_full_rows(store.graph, degree, rows, full.out(), 2);
   auto sampled = normalize(batch.blocks[0], d);

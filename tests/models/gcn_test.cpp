@@ -21,7 +21,8 @@ torch::Tensor dense_full_adjacency(const GraphStore& s) {
   const auto idx = s.graph.indices<int32_t>();
   for (int64_t i = 0; i < n; ++i) {
     a[i][i] = 1.0 / (deg[i] + 1.0);
-    for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e) a[i][idx[e]] = 1.0 / std::sqrt((deg[i] + 1.0) * (deg[idx[e]] + 1.0));
+    for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e)
+      a[i][idx[e]] = 1.0 / std::sqrt((deg[i] + 1.0) * (deg[idx[e]] + 1.0));
   }
   return a;
 }
@@ -46,10 +47,13 @@ TEST(Gcn, AggregationOrderFollowsTheCost) {
   EXPECT_EQ(choose_aggregation_order(140'000, 520'000, 800'000, 100, 128, true, false),
             AggregationOrder::kAggregateFirst);
   // Full graph, wide input (Cora: 1433 -> 16): transform first, aggregate 16 columns.
-  EXPECT_EQ(choose_aggregation_order(2708, 2708, 13'264, 1433, 16, true, false), AggregationOrder::kTransformFirst);
+  EXPECT_EQ(choose_aggregation_order(2708, 2708, 13'264, 1433, 16, true, false),
+            AggregationOrder::kTransformFirst);
   // Full graph, 16 -> 7: aggregate the narrower output.
-  EXPECT_EQ(choose_aggregation_order(2708, 2708, 13'264, 16, 7, false, true), AggregationOrder::kTransformFirst);
-  EXPECT_EQ(choose_aggregation_order(2708, 2708, 13'264, 7, 16, false, true), AggregationOrder::kAggregateFirst);
+  EXPECT_EQ(choose_aggregation_order(2708, 2708, 13'264, 16, 7, false, true),
+            AggregationOrder::kTransformFirst);
+  EXPECT_EQ(choose_aggregation_order(2708, 2708, 13'264, 7, 16, false, true),
+            AggregationOrder::kAggregateFirst);
 }
 
 TEST(Gcn, ConvOrdersAgreeInValueAndGradient) {
@@ -125,7 +129,9 @@ TEST(Gcn, ModelGradientsMatchFiniteDifferences) {
     o.in_features = 6, o.hidden = 5, o.num_classes = 3, o.num_layers = 2, o.linear_head = linear_head;
     Gcn model(o);
     model->eval();  // no dropout: the loss must be a function of the parameters
-    auto loss = [&] { return torch::nn::functional::cross_entropy(model->forward(adj, x), torch::tensor({0, 2})); };
+    auto loss = [&] {
+      return torch::nn::functional::cross_entropy(model->forward(adj, x), torch::tensor({0, 2}));
+    };
     loss().backward();
     for (const auto& p : model->named_parameters()) expect_gradient_matches(loss, p.value(), p.key(), 3e-3);
   }

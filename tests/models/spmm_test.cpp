@@ -37,8 +37,7 @@ torch::Tensor dense_of(const CsrTensor& a) {
   auto p = a.indptr.accessor<int64_t, 1>();
   auto idx = a.indices.to(torch::kLong);
   for (int64_t r = 0; r < a.num_rows; ++r)
-    for (int64_t e = p[r]; e < p[r + 1]; ++e)
-      d[r][idx[e].item<int64_t>()] += a.values[e].item<double>();
+    for (int64_t e = p[r]; e < p[r + 1]; ++e) d[r][idx[e].item<int64_t>()] += a.values[e].item<double>();
   return d;
 }
 
@@ -111,7 +110,8 @@ TEST(Spmm, AutogradGradientMatchesFiniteDifferences) {
         auto xp = x.detach().clone(), xm = x.detach().clone();
         xp[i][j] += eps;
         xm[i][j] -= eps;
-        const double fd = ((spmm(a, xp) * r).sum().item<double>() - (spmm(a, xm) * r).sum().item<double>()) / (2 * eps);
+        const double fd =
+            ((spmm(a, xp) * r).sum().item<double>() - (spmm(a, xm) * r).sum().item<double>()) / (2 * eps);
         EXPECT_NEAR(fd, x.grad()[i][j].item<double>(), 2e-3) << "x[" << i << "][" << j << "]";
       }
     }

@@ -59,7 +59,8 @@ void check_against_reference(int64_t f) {
   for (int64_t parts : {1, 3, 16}) {
     std::vector<float> y(static_cast<size_t>(a.rows * f), 123.0f);  // garbage: every row must be written
     const auto splits = balanced_row_splits(a.indptr.data(), a.rows, parts);
-    for (int64_t p = 0; p < parts; ++p) spmm_rows(a.ref(), x.data(), f, y.data(), f, f, splits[p], splits[p + 1]);
+    for (int64_t p = 0; p < parts; ++p)
+      spmm_rows(a.ref(), x.data(), f, y.data(), f, f, splits[p], splits[p + 1]);
     for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-4) << "f " << f << " entry " << i;
     if (first.empty()) {
       first = y;

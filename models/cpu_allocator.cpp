@@ -1,0 +1,141 @@
+#include "models/cpu_allocator.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace dgcn {
+namespace {
+
+// Requests below this go to LibTorch's default allocator (glibc's heap serves
+// them from memory it already has).
+constexpr size_t kMinCachedBytes = size_t{1} << 20;
+constexpr size_t kHugePage = size_t{2} << 20;
+
+struct LargeBlock {
+  void* data;
+  size_t bytes;
+};
+
+class CachingCpuAllocator final : public c10::Allocator {
+ public:
+  explicit CachingCpuAllocator(c10::Allocator* fallback) : fallback_(fallback) {}
+
+  // c10::Allocator::allocate is const in LibTorch < 2.3 and non-const since;
+  // declaring both overrides whichever the installed version has.
+  c10::DataPtr allocate(size_t n) const { return const_cast<CachingCpuAllocator*>(this)->allocate_impl(n); }
+  c10::DataPtr allocate(size_t n) { return allocate_impl(n); }
+  // Pure virtual in newer LibTorch; a plain member in older ones.
+  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+
+  void set_cap(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cap_ = bytes;
+    trim_locked();
+  }
+
+  CpuAllocatorStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {true, large_allocations_, reused_, static_cast<int64_t>(mapped_), static_cast<int64_t>(cached_)};
+  }
+
+  static CachingCpuAllocator*& instance() {
+    static CachingCpuAllocator* a = nullptr;  // never destroyed: tensors may outlive main
+    return a;
+  }
+
+ private:
+  c10::DataPtr allocate_impl(size_t n) {
+    if (n < kMinCachedBytes) return fallback_->allocate(n);
+    LargeBlock* block = take(n);
+    return {block->data, block, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  LargeBlock* take(size_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++large_allocations_;
+      // Best fit no larger than n + n/4 (+ one huge page for rounding).
+      auto it = free_.lower_bound(n);
+      if (it != free_.end() && it->first <= n + n / 4 + kHugePage) {
+        LargeBlock* b = it->second;
+        free_.erase(it);
+        cached_ -= b->bytes;
+        ++reused_;
+        return b;
+      }
+    }
+    const size_t bytes = (n + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      // Memory is short: give back what the cache holds and try once more.
+      set_cap_temporarily_zero();
+      p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      TORCH_CHECK(p != MAP_FAILED, "CPU allocator: out of memory allocating ", n, " bytes");
+    }
+    madvise(p, bytes, MADV_HUGEPAGE);  // a hint; fine if THP is off
+    std::lock_guard<std::mutex> lock(mutex_);
+    mapped_ += bytes;
+    return new LargeBlock{p, bytes};
+  }
+
+  static void release(void* ctx) {
+    auto* block = static_cast<LargeBlock*>(ctx);
+    CachingCpuAllocator* self = instance();
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    self->free_.emplace(block->bytes, block);
+    self->cached_ += block->bytes;
+    self->trim_locked();
+  }
+
+  void set_cap_temporarily_zero() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const size_t cap = cap_;
+    cap_ = 0;
+    trim_locked();
+    cap_ = cap;
+  }
+
+  void trim_locked() {
+    while (cached_ > cap_ && !free_.empty()) {
+      auto it = std::prev(free_.end());  // the largest
+      LargeBlock* b = it->second;
+      free_.erase(it);
+      cached_ -= b->bytes;
+      mapped_ -= b->bytes;
+      munmap(b->data, b->bytes);
+      delete b;
+    }
+  }
+
+  c10::Allocator* fallback_;
+  std::mutex mutex_;
+  std::multimap<size_t, LargeBlock*> free_;  // GUARDED_BY(mutex_)
+  size_t cap_ = 0;                           // GUARDED_BY(mutex_)
+  size_t cached_ = 0;                        // GUARDED_BY(mutex_)
+  size_t mapped_ = 0;                        // GUARDED_BY(mutex_)
+  int64_t large_allocations_ = 0;            // GUARDED_BY(mutex_)
+  int64_t reused_ = 0;                       // GUARDED_BY(mutex_)
+};
+
+}  // namespace
+
+void install_caching_cpu_allocator(size_t max_cached_bytes) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    CachingCpuAllocator::instance() = new CachingCpuAllocator(c10::GetDefaultCPUAllocator());
+    c10::SetCPUAllocator(CachingCpuAllocator::instance(), /*priority=*/100);
+  });
+  CachingCpuAllocator::instance()->set_cap(max_cached_bytes);
+}
+
+CpuAllocatorStats cpu_allocator_stats() {
+  CachingCpuAllocator* a = CachingCpuAllocator::instance();
+  return a ? a->stats() : CpuAllocatorStats{};
+}
+
+}  // namespace dgcn

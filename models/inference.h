@@ -1,0 +1,38 @@
+// Layer-wise full-neighbour inference: the exact GCN output (no sampling)
+// for a set of nodes, computed one layer at a time over the whole graph
+// rather than one k-hop subgraph per node (whose sizes explode with k).
+//
+// Layer L-1 is needed at the target nodes, layer L-2 at those nodes and
+// their neighbours, and so on down to layer 0. Each layer is evaluated for
+// its needed rows in chunks (bounded memory), reading the previous layer's
+// output for the rows it needs; the aggregation order is chosen once per
+// layer over all its rows (Note [Aggregation order]): transform-first
+// multiplies every input row by W once and then aggregates chunk by chunk.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <span>
+
+#include "graph/graph_store.h"
+#include "models/gcn.h"
+
+namespace dgcn {
+
+struct InferenceOptions {
+  int64_t chunk_rows = 1 << 16;  // rows of a layer computed at a time
+  int num_threads = 1;           // for building the normalized rows
+  c10::Device device = c10::Device(c10::DeviceType::CPU);
+};
+
+// Logits [nodes.size() x classes] of `nodes` (any order, repeats allowed)
+// with every neighbour of every node (GcnNorm::kFullGraph without
+// sampling). `features` is [num_nodes x in_features] float32 (CPU; the
+// store's own array may be wrapped with from_blob); the model runs in eval
+// mode under no_grad (the caller's mode is restored).
+at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
+                                 std::span<const int64_t> nodes, const InferenceOptions& options);
+
+}  // namespace dgcn

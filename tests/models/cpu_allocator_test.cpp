@@ -1,0 +1,42 @@
+#include "models/cpu_allocator.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace dgcn {
+namespace {
+
+TEST(CpuAllocator, ReusesLargeBlocksAndLeavesSmallOnesAlone) {
+  install_caching_cpu_allocator(size_t{64} << 20);
+  const auto before = cpu_allocator_stats();
+  ASSERT_TRUE(before.installed);
+  void* first = nullptr;
+  {
+    auto t = torch::empty({3 << 20}, torch::kFloat);  // 12 MiB
+    first = t.data_ptr();
+    t.fill_(1.0f);
+  }
+  {
+    // Slightly smaller: served by the block just freed.
+    auto t = torch::ones({(3 << 20) - 1000}, torch::kFloat);
+    EXPECT_EQ(t.data_ptr(), first);
+    EXPECT_EQ(t.sum().item<float>(), static_cast<float>((3 << 20) - 1000));
+  }
+  {
+    // Much smaller (under a quarter less): a new block, not the 12 MiB one.
+    auto t = torch::empty({1 << 20}, torch::kFloat);
+    EXPECT_NE(t.data_ptr(), first);
+  }
+  auto small = torch::empty({100}, torch::kFloat);  // delegated to the default allocator
+  const auto after = cpu_allocator_stats();
+  EXPECT_EQ(after.large_allocations - before.large_allocations, 3);
+  EXPECT_EQ(after.reused - before.reused, 1);
+  EXPECT_LE(after.cached_bytes, int64_t{64} << 20);
+  // A cap of zero unmaps every cached block.
+  install_caching_cpu_allocator(0);
+  EXPECT_EQ(cpu_allocator_stats().cached_bytes, 0);
+  install_caching_cpu_allocator(size_t{64} << 20);
+}
+
+}  // namespace
+}  // namespace dgcn
