@@ -1,0 +1,304 @@
+// See Note [Training step] in trainer.h.
+#include "models/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+
+#include "graph/error.h"
+#include "graph/parallel.h"
+#include "models/batch_tensors.h"
+#include "models/inference.h"
+#include "sampling/loader.h"
+#include "sampling/seed_partition.h"
+
+namespace dgcn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Loader memory for CUDA runs: page-locked tensors from LibTorch's caching
+// host allocator, so the host-to-device copies can be asynchronous.
+BatchAllocator pinned_batch_allocator() {
+  return [](int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes) {
+    const auto pinned = at::TensorOptions().pinned_memory(true);
+    auto holder = std::make_shared<std::pair<at::Tensor, at::Tensor>>(
+        at::empty({rows * num_features}, pinned.dtype(at::kFloat)),
+        at::empty({std::max<int64_t>(1, num_seeds * label_bytes)}, pinned.dtype(at::kByte)));
+    BatchMemory m;
+    m.features = {holder->first.data_ptr<float>(), static_cast<size_t>(rows * num_features)};
+    m.labels = {reinterpret_cast<std::byte*>(holder->second.data_ptr<uint8_t>()),
+                static_cast<size_t>(num_seeds * label_bytes)};
+    m.lease = holder;
+    return m;
+  };
+}
+
+LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o) {
+  LoaderOptions l;
+  l.sampler.fanouts = fanouts;
+  l.num_workers = o.loader_workers;
+  l.queue_depth = o.loader_queue;
+  return l;
+}
+
+// Rows [0, n) of gathered features as a tensor, without a copy; the tensor
+// keeps the batch's memory alive.
+at::Tensor wrap_features(const LoadedBatch& batch, int64_t num_features) {
+  const auto rows = static_cast<int64_t>(batch.sample.n_id.size());
+  auto lease = batch.lease;
+  return torch::from_blob(batch.features.data(), {rows, num_features}, [lease](void*) {},
+                          at::TensorOptions().dtype(at::kFloat));
+}
+
+int threads_of(const TrainOptions& o) {
+  return o.compute_threads > 0 ? o.compute_threads : std::max(1, at::get_num_threads());
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  std::unique_ptr<NeighborLoader> loader;
+  std::unique_ptr<NeighborLoader> eval_loader;  // built on first sampled evaluation
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  at::Tensor features;  // the store's features (no copy), for full-neighbour evaluation
+};
+
+Buffer row_normalized_features(const GraphStore& store, int num_threads) {
+  const int64_t n = store.num_nodes(), f = store.num_features;
+  Buffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
+  const auto in = store.features.as<float>();
+  auto dst = out.as_mutable<float>();
+  parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {
+    for (int64_t v = begin; v < end; ++v) {
+      double sum = 0;
+      for (int64_t c = 0; c < f; ++c) sum += in[v * f + c];
+      const double scale = sum != 0 ? 1.0 / sum : 0.0;
+      for (int64_t c = 0; c < f; ++c) dst[v * f + c] = static_cast<float>(in[v * f + c] * scale);
+    }
+  });
+  return out;
+}
+
+Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
+    : options_(std::move(options)), store_(store), sync_(sync), impl_(std::make_unique<Impl>()) {
+  const TrainOptions& o = options_;
+  DGCN_CHECK(store.task != Task::kNone, "train: the store has no labels (task none); nothing to train on");
+  DGCN_CHECK(store.num_features > 0, "train: the store has no features");
+  DGCN_CHECK(!o.fanouts.empty(), "train: needs at least one fanout (one per GCN layer)");
+  DGCN_CHECK(o.world_size >= 1 && o.rank >= 0 && o.rank < o.world_size, "train: rank {} of world size {}", o.rank,
+             o.world_size);
+  DGCN_CHECK(o.optimizer == "adam" || o.optimizer == "sgd", "train: unknown optimizer '{}' (adam or sgd)",
+             o.optimizer);
+  DGCN_CHECK(o.epochs >= 0 && o.batch_size >= 1 && o.eval_every >= 1 && o.eval_batch_size >= 1,
+             "train: epochs {}, batch size {}, eval every {}, eval batch size {}: expected >= 0, >= 1, >= 1, >= 1",
+             o.epochs, o.batch_size, o.eval_every, o.eval_batch_size);
+  DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
+  DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
+             "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
+  if (o.compute_threads > 0) at::set_num_threads(o.compute_threads);
+  if (o.normalize_features) store_.features = row_normalized_features(store, threads_of(o));
+  impl_->features = torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
+                                     {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
+
+  torch::manual_seed(o.seed);
+  GcnOptions g;
+  g.in_features = store_.num_features;
+  g.hidden = o.hidden;
+  g.num_classes = store_.num_classes;
+  g.num_layers = static_cast<int64_t>(o.fanouts.size());
+  g.dropout = o.dropout;
+  g.input_dropout = o.input_dropout;
+  g.linear_head = o.linear_head;
+  model_ = Gcn(g);
+  model_->to(o.device);
+  if (sync_) sync_->attach(*model_);
+  if (o.optimizer == "adam") {
+    impl_->optimizer = std::make_unique<torch::optim::Adam>(
+        model_->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  } else {
+    impl_->optimizer = std::make_unique<torch::optim::SGD>(
+        model_->parameters(), torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+  }
+  impl_->loader = std::make_unique<NeighborLoader>(store_, loader_options(o.fanouts, o),
+                                                   o.device.is_cuda() ? pinned_batch_allocator() : nullptr);
+  summary_.metric = metric_name(store_.task);
+}
+
+Trainer::~Trainer() = default;
+
+std::vector<int64_t> Trainer::shard(std::span<const int64_t> nodes) const {
+  const auto n = static_cast<int64_t>(nodes.size());
+  const int64_t begin = n * options_.rank / options_.world_size;
+  const int64_t end = n * (options_.rank + 1) / options_.world_size;
+  return {nodes.begin() + begin, nodes.begin() + end};
+}
+
+EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress) {
+  const TrainOptions& o = options_;
+  const int threads = threads_of(o);
+  const bool cuda = o.device.is_cuda();
+  model_->train();
+  ShardOptions shard_options;
+  shard_options.seed = o.seed;
+  shard_options.epoch = epoch;
+  shard_options.rank = o.rank;
+  shard_options.world_size = o.world_size;
+  shard_options.batch_size = o.batch_size;
+  EpochPlan plan = plan_epoch(store_.train_nodes(), shard_options);
+  const int64_t num_batches = plan.num_batches;
+  impl_->loader->start_epoch(std::move(plan));
+
+  EpochReport r;
+  r.epoch = epoch;
+  MetricSums sums;
+  const auto epoch_start = Clock::now();
+  auto last_progress = epoch_start;
+  for (;;) {
+    auto t = Clock::now();
+    std::optional<LoadedBatch> batch = impl_->loader->next();
+    r.sampling_wait_s += seconds_since(t);
+    if (!batch) break;
+
+    t = Clock::now();
+    const SampledBatch& sample = batch->sample;
+    std::vector<CsrTensor> adjacency = batch_adjacency(sample, o.norm, store_.degrees(), threads, cuda);
+    at::Tensor x = wrap_features(*batch, store_.num_features);
+    at::Tensor y = targets_from_rows(store_, batch->labels, sample.num_seeds);
+    r.other_s += seconds_since(t);
+
+    t = Clock::now();
+    if (cuda) {
+      for (auto& a : adjacency) a = a.to(o.device, /*non_blocking=*/true);
+      x = x.to(o.device, /*non_blocking=*/true);
+      y = y.to(o.device, /*non_blocking=*/true);
+    }
+    impl_->optimizer->zero_grad();
+    at::Tensor logits = model_->forward(adjacency, x);
+    at::Tensor loss = classification_loss(store_.task, logits, y);
+    loss.backward();
+    if (sync_) sync_->finish_backward();
+    impl_->optimizer->step();
+    const double loss_value = loss.item<double>();
+    r.compute_s += seconds_since(t);
+
+    t = Clock::now();
+    MetricSums m = batch_metrics(store_.task, logits, y);
+    m.loss_sum = loss_value * m.count;
+    sums.add(m);
+    ++r.batches;
+    batch.reset();  // returns the batch memory to the loader's pool
+    if (progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 2.0) {
+      progress(r.batches, num_batches);
+      last_progress = Clock::now();
+    }
+    r.other_s += seconds_since(t);
+  }
+  r.epoch_s = seconds_since(epoch_start);
+  if (sync_) {
+    std::vector<double> packed = sums.pack();
+    sync_->all_reduce_sum(packed);
+    sums = MetricSums::unpack(packed);
+  }
+  r.loss = sums.mean_loss();
+  r.train_metric = sums.value(store_.task);
+
+  CurvePoint point{epoch, r.loss, r.train_metric, 0, 0, false};
+  if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {
+    const auto t = Clock::now();
+    auto [valid, test] = evaluate();
+    r.eval_s = seconds_since(t);
+    r.valid_metric = valid;
+    r.test_metric = test;
+    point.valid = valid, point.test = test, point.evaluated = true;
+    summary_.valid_metric = valid;
+    summary_.test_metric = test;
+    if (summary_.best_epoch < 0 || valid > summary_.best_valid_metric) {
+      summary_.best_valid_metric = valid;
+      summary_.test_at_best_valid = test;
+      summary_.best_epoch = epoch;
+    }
+  }
+  curve_.push_back(point);
+  summary_.epochs = epoch + 1;
+  summary_.train_s += r.epoch_s;
+  summary_.eval_s += r.eval_s;
+  return r;
+}
+
+MetricSums Trainer::sampled_eval(std::span<const int64_t> nodes) {
+  const TrainOptions& o = options_;
+  if (!impl_->eval_loader) {
+    impl_->eval_loader = std::make_unique<NeighborLoader>(
+        store_, loader_options(o.eval_fanouts.empty() ? o.fanouts : o.eval_fanouts, o),
+        o.device.is_cuda() ? pinned_batch_allocator() : nullptr);
+  }
+  MetricSums sums;
+  if (nodes.empty()) return sums;
+  ShardOptions s;  // the caller already took this rank's share
+  s.seed = o.seed;
+  s.batch_size = o.eval_batch_size;
+  s.shuffle = false;
+  impl_->eval_loader->start_epoch(plan_epoch(nodes, s));
+  torch::NoGradGuard no_grad;
+  const bool was_training = model_->is_training();
+  model_->eval();
+  while (auto batch = impl_->eval_loader->next()) {
+    std::vector<CsrTensor> adjacency =
+        batch_adjacency(batch->sample, o.norm, store_.degrees(), threads_of(o), o.device.is_cuda());
+    at::Tensor x = wrap_features(*batch, store_.num_features);
+    at::Tensor y = targets_from_rows(store_, batch->labels, batch->sample.num_seeds);
+    if (o.device.is_cuda()) {
+      for (auto& a : adjacency) a = a.to(o.device, true);
+      x = x.to(o.device, true);
+      y = y.to(o.device, true);
+    }
+    sums.add(batch_metrics(store_.task, model_->forward(adjacency, x), y));
+  }
+  model_->train(was_training);
+  return sums;
+}
+
+std::pair<double, double> Trainer::evaluate() {
+  const std::vector<int64_t> valid = shard(store_.valid_nodes());
+  const std::vector<int64_t> test = shard(store_.test_nodes());
+  MetricSums v, t;
+  if (options_.eval_mode == EvalMode::kFullNeighbour) {
+    // One layer-wise pass for both sets: their lower layers overlap.
+    std::vector<int64_t> both(valid);
+    both.insert(both.end(), test.begin(), test.end());
+    if (!both.empty()) {
+      InferenceOptions io;
+      io.chunk_rows = options_.eval_chunk_rows;
+      io.num_threads = threads_of(options_);
+      io.device = options_.device;
+      const at::Tensor logits = full_neighbour_logits(*model_, store_, impl_->features, both, io);
+      const at::Tensor targets = targets_of(store_, both).to(logits.device());
+      const auto nv = static_cast<int64_t>(valid.size());
+      const auto nt = static_cast<int64_t>(test.size());
+      v = batch_metrics(store_.task, logits.narrow(0, 0, nv), targets.narrow(0, 0, nv));
+      t = batch_metrics(store_.task, logits.narrow(0, nv, nt), targets.narrow(0, nv, nt));
+    }
+  } else {
+    v = sampled_eval(valid);
+    t = sampled_eval(test);
+  }
+  if (sync_) {
+    std::vector<double> packed = v.pack();
+    const std::vector<double> pt = t.pack();
+    packed.insert(packed.end(), pt.begin(), pt.end());
+    sync_->all_reduce_sum(packed);
+    v = MetricSums::unpack(std::span<const double>(packed).first(6));
+    t = MetricSums::unpack(std::span<const double>(packed).subspan(6));
+  }
+  return {v.value(store_.task), t.value(store_.task)};
+}
+
+TrainSummary Trainer::summary() const {
+  TrainSummary s = summary_;
+  s.param_digest = param_digest(*model_);
+  return s;
+}
+
+}  // namespace dgcn
