@@ -1,5 +1,7 @@
 // load_gcn's entry point, private loads (every array decoded into this
 // process's memory) and verify_gcn.
+#include <sys/mman.h>
+
 #include <chrono>
 
 #include "graph/error.h"
@@ -13,6 +15,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Asks for transparent huge pages on a large array about to be filled: 512x
+// fewer page faults while decoding, fewer TLB misses when sampling gathers
+// rows later. Only a hint; where THP is off it changes nothing.
+void advise_huge_pages(std::byte* data, size_t bytes) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 }  // namespace
 
@@ -73,6 +85,7 @@ GraphStore load_private(const OpenGcn& file, const LoadOptions& options, int thr
   for (const auto& s : h.sections) {
     buffers.push_back(Buffer::allocate(s.raw_size));
     dest.push_back(buffers.back().as_mutable<std::byte>().data());
+    advise_huge_pages(dest.back(), s.raw_size);
   }
   const std::vector<FrameRef> refs = frame_refs(h);
   FrameRunStats run;

@@ -1,5 +1,6 @@
 // load_gcn in LoadMode::kSharedCache: see Note [shared cache] in gcn_format.h.
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -171,6 +172,11 @@ GraphStore load_shared(const OpenGcn& file, const LoadOptions& options, int thre
   std::optional<MappedGcn> m = try_open_cache(cache, file, options.verify_checksums, threads, stats, why_not);
   if (!m) {
     stats.cache_note = why_not;
+    const std::string dir = std::filesystem::path(cache).parent_path().string();
+    DGCN_CHECK(::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0,
+               "{}: shared-cache mode must write its cache {} but cannot write to {} ({}); choose a writable "
+               "cache directory (LoadOptions::cache_dir)",
+               file.path, cache, dir.empty() ? "." : dir, std::strerror(errno));
     // One process builds; the others block here, then find the cache built.
     FileLock lock(cache + ".lock");
     m = try_open_cache(cache, file, options.verify_checksums, threads, stats, why_not);
