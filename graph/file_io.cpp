@@ -50,8 +50,12 @@ FileStat stat_fd(int fd, const std::string& path) {
   struct stat st {};
   DGCN_CHECK(::fstat(fd, &st) == 0, "cannot stat {}: {}", path, errno_text(errno));
   DGCN_CHECK(S_ISREG(st.st_mode), "{} is not a regular file", path);
-  return FileStat{static_cast<uint64_t>(st.st_size),
-                  static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  FileStat out;
+  out.size = static_cast<uint64_t>(st.st_size);
+  out.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  out.device = static_cast<uint64_t>(st.st_dev);
+  out.inode = static_cast<uint64_t>(st.st_ino);
+  return out;
 }
 
 void pread_all(int fd, void* data, size_t size, uint64_t offset, const std::string& path) {

@@ -43,6 +43,7 @@ UniqueFd open_read(const std::string& path);
 struct FileStat {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
+  uint64_t device = 0, inode = 0;  // which file this is, whatever its name now
 };
 FileStat stat_fd(int fd, const std::string& path);
 

@@ -31,6 +31,7 @@ namespace {
 struct MappedGcn {
   std::shared_ptr<MappedFile> map;
   GcnHeader header;
+  FileStat stat;
 };
 
 // Read-only views of every section of a mapped all-raw file; each keeps the
@@ -87,10 +88,10 @@ std::string cache_mismatch(const GcnHeader& cache, const OpenGcn& src) {
   return "";
 }
 
-// Opens and maps the cache if it is a complete, matching expansion of `src`
-// (checking its data checksums when `verify`); otherwise says why not.
-std::optional<MappedGcn> try_open_cache(const std::string& cache_path, const OpenGcn& src, bool verify,
-                                        int threads, LoadStats& stats, std::string& why_not) {
+// Opens and maps the cache if its header says it is a complete expansion of
+// `src`; otherwise says why not. Its data is checked separately
+// (verify_mapped), so that waiting processes can do that outside the lock.
+std::optional<MappedGcn> open_cache(const std::string& cache_path, const OpenGcn& src, std::string& why_not) {
   int raw_fd = ::open(cache_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (raw_fd < 0) {
     why_not =
@@ -99,17 +100,28 @@ std::optional<MappedGcn> try_open_cache(const std::string& cache_path, const Ope
   }
   UniqueFd fd(raw_fd);
   try {
-    const FileStat st = stat_fd(fd.get(), cache_path);
     MappedGcn m;
-    m.header = read_header(fd.get(), st.size, cache_path);
+    m.stat = stat_fd(fd.get(), cache_path);
+    m.header = read_header(fd.get(), m.stat.size, cache_path);
     why_not = cache_mismatch(m.header, src);
     if (!why_not.empty()) return std::nullopt;
-    m.map = std::make_shared<MappedFile>(fd.get(), st.size, cache_path);
-    if (verify) verify_mapped(m, cache_path, threads, stats);
+    m.map = std::make_shared<MappedFile>(fd.get(), m.stat.size, cache_path);
     return m;
   } catch (const Error& e) {
     why_not = fmt::format("unusable: {}", e.what());
     return std::nullopt;
+  }
+}
+
+// A builder killed mid-way leaves "<cache>.tmp-<pid>-<n>" behind. Called
+// under the cache's lock, when no other builder of this cache can be running.
+void remove_dead_builders_files(const std::string& cache_path) {
+  namespace fs = std::filesystem;
+  const fs::path cache(cache_path);
+  const std::string prefix = cache.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache.parent_path().empty() ? "." : cache.parent_path(), ec)) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove(e.path(), ec);
   }
 }
 
@@ -130,6 +142,7 @@ void build_cache(const OpenGcn& src, const std::string& cache_path, int threads,
   }
   c.file_size = cursor;
 
+  remove_dead_builders_files(cache_path);
   AtomicFile out(cache_path);
   const std::vector<FrameRef> refs = frame_refs(src.header);
   FrameRunStats run;
@@ -155,7 +168,8 @@ void build_cache(const OpenGcn& src, const std::string& cache_path, int threads,
 GraphStore load_shared(const OpenGcn& file, const LoadOptions& options, int threads, LoadStats& stats) {
   stats.mapped = true;
   if (file.header.all_raw()) {
-    MappedGcn m{std::make_shared<MappedFile>(file.fd.get(), file.stat.size, file.path), file.header};
+    MappedGcn m{std::make_shared<MappedFile>(file.fd.get(), file.stat.size, file.path), file.header,
+                file.stat};
     if (options.verify_checksums) verify_mapped(m, file.path, threads, stats);
     stats.mapped_path = file.path;
     return assemble_store(m.header, section_views(m), file.path, options, threads, stats);
@@ -169,7 +183,17 @@ GraphStore load_shared(const OpenGcn& file, const LoadOptions& options, int thre
                ec.message());
   }
   std::string why_not;
-  std::optional<MappedGcn> m = try_open_cache(cache, file, options.verify_checksums, threads, stats, why_not);
+  std::optional<MappedGcn> m = open_cache(cache, file, why_not);
+  std::optional<FileStat> failed_checksums;  // the cache file whose data was found damaged
+  if (m && options.verify_checksums) {
+    try {
+      verify_mapped(*m, cache, threads, stats);
+    } catch (const Error& e) {
+      why_not = fmt::format("unusable: {}", e.what());
+      failed_checksums = m->stat;
+      m.reset();
+    }
+  }
   if (!m) {
     stats.cache_note = why_not;
     const std::string dir = std::filesystem::path(cache).parent_path().string();
@@ -177,16 +201,25 @@ GraphStore load_shared(const OpenGcn& file, const LoadOptions& options, int thre
                "{}: shared-cache mode must write its cache {} but cannot write to {} ({}); choose a writable "
                "cache directory (LoadOptions::cache_dir)",
                file.path, cache, dir.empty() ? "." : dir, std::strerror(errno));
-    // One process builds; the others block here, then find the cache built.
-    FileLock lock(cache + ".lock");
-    m = try_open_cache(cache, file, options.verify_checksums, threads, stats, why_not);
-    if (!m) {
-      build_cache(file, cache, threads, stats);
-      stats.built_cache = true;
-      m = try_open_cache(cache, file, /*verify=*/false, threads, stats, why_not);
-      DGCN_CHECK(m.has_value(), "{}: the shared cache {} just built is not usable: {}", file.path, cache,
-                 why_not);
+    {
+      // One process builds; the others block here, then find the cache built.
+      FileLock lock(cache + ".lock");
+      m = open_cache(cache, file, why_not);
+      if (m && failed_checksums && m->stat.device == failed_checksums->device &&
+          m->stat.inode == failed_checksums->inode) {
+        m.reset();  // nobody replaced the damaged copy yet
+      }
+      if (!m) {
+        build_cache(file, cache, threads, stats);
+        stats.built_cache = true;
+        m = open_cache(cache, file, why_not);
+        DGCN_CHECK(m.has_value(), "{}: the shared cache {} just built is not usable: {}", file.path, cache,
+                   why_not);
+      }
     }
+    // A cache another process built is checked outside the lock, so the
+    // processes that waited for it check it in parallel.
+    if (!stats.built_cache && options.verify_checksums) verify_mapped(*m, cache, threads, stats);
   }
   stats.mapped_path = cache;
   // Errors name the source: the cache holds its bytes.

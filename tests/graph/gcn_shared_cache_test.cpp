@@ -220,6 +220,17 @@ TEST(GcnSharedCache, DamagedCacheIsRebuilt) {
   EXPECT_EQ(digest_of(back), digest_of(s));
 }
 
+TEST(GcnSharedCache, LeftoversOfAKilledBuilderAreRemoved) {
+  ScratchDir dir;
+  const std::string path = dir.file("s.gcn");
+  save_gcn(testing::make_store(testing::cycle_edges(500), 4, 3), path, zstd_frames());
+  testing::write_bytes(path + ".cache.tmp-99999-0", {'x', 'y'});
+  LoadStats st;
+  load_gcn(path, shared(""), &st);
+  EXPECT_TRUE(st.built_cache);
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"s.gcn", "s.gcn.cache", "s.gcn.cache.lock"}));
+}
+
 TEST(GcnSharedCache, DamagedSourceLeavesNoCache) {
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
