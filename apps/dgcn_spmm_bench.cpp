@@ -27,7 +27,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 struct Options {
   std::vector<int64_t> fanouts{15, 10, 5};
@@ -61,7 +63,8 @@ dgcn::CsrTensor products_like_block(const Options& o) {
         if (coin(rng) < o.new_fraction[h]) {
           indices.push_back(static_cast<int32_t>(discovered++));
         } else {
-          indices.push_back(static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, discovered - 1)(rng)));
+          indices.push_back(
+              static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, discovered - 1)(rng)));
         }
       }
       indptr.push_back(static_cast<int64_t>(indices.size()));
@@ -112,13 +115,16 @@ int main(int argc, char** argv) {
   app.add_option("--new-fraction", o.new_fraction,
                  "Per hop, the chance a sampled neighbour is a node not seen before (default 0.97,0.85,0.6)")
       ->delimiter(',');
-  app.add_option("--seeds", o.seeds, "Seeds of the modelled batch (default 1024)")->check(CLI::PositiveNumber);
+  app.add_option("--seeds", o.seeds, "Seeds of the modelled batch (default 1024)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--features", o.features, "Width of x: features aggregated per entry (default 100)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--out-features", o.out_features, "Output width of the dense transform measured (default 128)")
+  app.add_option("--out-features", o.out_features,
+                 "Output width of the dense transform measured (default 128)")
       ->check(CLI::PositiveNumber);
   app.add_option("--threads", o.threads, "Threads (default: all cores)")->check(CLI::NonNegativeNumber);
-  app.add_option("--reps", o.reps, "Repetitions; the best time counts (default 10)")->check(CLI::PositiveNumber);
+  app.add_option("--reps", o.reps, "Repetitions; the best time counts (default 10)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--stream-mb", o.stream_mb, "Size of each STREAM array in MiB (default 256)")
       ->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
@@ -143,8 +149,8 @@ int main(int argc, char** argv) {
     const dgcn::CsrTensor a = host.to(device);
     const int64_t nnz = a.nnz(), rows = a.num_rows, cols = a.num_cols, f = o.features;
     const int64_t distinct = distinct_columns(host);
-    spdlog::info("block: {} dst x {} src, {} entries ({} distinct src); {} threads, {}", rows, cols, nnz, distinct,
-                 threads, dgcn::cpu::simd_level());
+    spdlog::info("block: {} dst x {} src, {} entries ({} distinct src); {} threads, {}", rows, cols, nnz,
+                 distinct, threads, dgcn::cpu::simd_level());
     const auto x = torch::rand({cols, f}, torch::TensorOptions().device(device));
     const auto dy = torch::rand({rows, f}, torch::TensorOptions().device(device));
     const auto w = torch::rand({f, o.out_features}, torch::TensorOptions().device(device));

@@ -47,18 +47,20 @@ at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const 
                                  std::span<const int64_t> nodes, const InferenceOptions& options) {
   const int64_t n = store.num_nodes();
   const int64_t layers = model.num_layers();
-  TORCH_CHECK(features.dim() == 2 && features.size(0) == n && features.size(1) == model.options().in_features &&
-                  features.scalar_type() == at::kFloat,
+  TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&
+                  features.size(1) == model.options().in_features && features.scalar_type() == at::kFloat,
               "inference: features must be float32 [", n, " x ", model.options().in_features, "] (got ",
               features.sizes(), ", ", features.scalar_type(), ")");
-  TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows, ")");
+  TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows,
+              ")");
   torch::NoGradGuard no_grad;
   EvalModeGuard eval(model);
 
   // rows[l]: the nodes layer l is computed for, sorted.
   std::vector<std::vector<int64_t>> rows(static_cast<size_t>(layers));
   rows.back().assign(nodes.begin(), nodes.end());
-  for (int64_t v : rows.back()) TORCH_CHECK(v >= 0 && v < n, "inference: node ", v, " is not in [0, ", n, ")");
+  for (int64_t v : rows.back())
+    TORCH_CHECK(v >= 0 && v < n, "inference: node ", v, " is not in [0, ", n, ")");
   std::sort(rows.back().begin(), rows.back().end());
   rows.back().erase(std::unique(rows.back().begin(), rows.back().end()), rows.back().end());
   for (int64_t l = layers - 1; l > 0; --l) {
@@ -74,16 +76,17 @@ at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const 
     const std::vector<int64_t>& r = rows[static_cast<size_t>(l)];
     GCNConv& conv = model.conv(l);
     const int64_t nnz = full_rows_nnz(store.graph, r);
-    const AggregationOrder order = choose_aggregation_order(static_cast<int64_t>(r.size()), h.size(0), nnz,
-                                                            conv->in_features(), conv->out_features(), false, false);
+    const AggregationOrder order =
+        choose_aggregation_order(static_cast<int64_t>(r.size()), h.size(0), nnz, conv->in_features(),
+                                 conv->out_features(), false, false);
     const at::Tensor src = order == AggregationOrder::kTransformFirst ? conv->transform(h) : h;
     at::Tensor next = at::empty({static_cast<int64_t>(r.size()), conv->out_features()}, h.options());
     for (int64_t begin = 0; begin < static_cast<int64_t>(r.size()); begin += options.chunk_rows) {
       const int64_t len = std::min<int64_t>(options.chunk_rows, static_cast<int64_t>(r.size()) - begin);
-      CsrTensor adj = full_rows_adjacency(store.graph, store.degrees(),
-                                          std::span<const int64_t>(r).subspan(static_cast<size_t>(begin),
-                                                                              static_cast<size_t>(len)),
-                                          options.num_threads);
+      CsrTensor adj = full_rows_adjacency(
+          store.graph, store.degrees(),
+          std::span<const int64_t>(r).subspan(static_cast<size_t>(begin), static_cast<size_t>(len)),
+          options.num_threads);
       if (compact) {
         // Global ids -> rows of h (every neighbour of a row of layer l is a row of layer l-1).
         int32_t* idx = adj.indices.data_ptr<int32_t>();

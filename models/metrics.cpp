@@ -41,7 +41,9 @@ double MetricSums::value(Task task) const {
   return count > 0 ? correct / count : 0;
 }
 
-std::vector<double> MetricSums::pack() const { return {count, correct, tp, fp, fn, loss_sum}; }
+std::vector<double> MetricSums::pack() const {
+  return {count, correct, tp, fp, fn, loss_sum};
+}
 
 MetricSums MetricSums::unpack(std::span<const double> v) {
   TORCH_CHECK(v.size() == 6, "metrics: expected 6 packed values, got ", v.size());
@@ -62,12 +64,15 @@ MetricSums batch_metrics(Task task, const at::Tensor& logits_in, const at::Tenso
     m.fp = static_cast<double>((pred & ~truth).sum().item<int64_t>());
     m.fn = static_cast<double>((~pred & truth).sum().item<int64_t>());
   } else {
-    m.correct = static_cast<double>((logits.argmax(1) == targets_in.to(logits.device())).sum().item<int64_t>());
+    m.correct =
+        static_cast<double>((logits.argmax(1) == targets_in.to(logits.device())).sum().item<int64_t>());
   }
   return m;
 }
 
-std::string metric_name(Task task) { return task == Task::kMultiLabel ? "f1" : "acc"; }
+std::string metric_name(Task task) {
+  return task == Task::kMultiLabel ? "f1" : "acc";
+}
 
 at::Tensor targets_of(const GraphStore& store, std::span<const int64_t> nodes) {
   const auto n = static_cast<int64_t>(nodes.size());

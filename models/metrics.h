@@ -21,8 +21,8 @@ namespace dgcn {
 at::Tensor classification_loss(Task task, const at::Tensor& logits, const at::Tensor& targets);
 
 struct MetricSums {
-  double count = 0;    // rows seen
-  double correct = 0;  // single-label: argmax == label
+  double count = 0;               // rows seen
+  double correct = 0;             // single-label: argmax == label
   double tp = 0, fp = 0, fn = 0;  // multi-label, over every (row, class)
   double loss_sum = 0;            // loss x rows, when accumulated with a loss
 

@@ -16,7 +16,9 @@ namespace dgcn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Loader memory for CUDA runs: page-locked tensors from LibTorch's caching
 // host allocator, so the host-to-device copies can be asynchronous.
@@ -48,8 +50,8 @@ LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOpt
 at::Tensor wrap_features(const LoadedBatch& batch, int64_t num_features) {
   const auto rows = static_cast<int64_t>(batch.sample.n_id.size());
   auto lease = batch.lease;
-  return torch::from_blob(batch.features.data(), {rows, num_features}, [lease](void*) {},
-                          at::TensorOptions().dtype(at::kFloat));
+  return torch::from_blob(
+      batch.features.data(), {rows, num_features}, [lease](void*) {}, at::TensorOptions().dtype(at::kFloat));
 }
 
 int threads_of(const TrainOptions& o) {
@@ -87,20 +89,22 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
   DGCN_CHECK(store.task != Task::kNone, "train: the store has no labels (task none); nothing to train on");
   DGCN_CHECK(store.num_features > 0, "train: the store has no features");
   DGCN_CHECK(!o.fanouts.empty(), "train: needs at least one fanout (one per GCN layer)");
-  DGCN_CHECK(o.world_size >= 1 && o.rank >= 0 && o.rank < o.world_size, "train: rank {} of world size {}", o.rank,
-             o.world_size);
+  DGCN_CHECK(o.world_size >= 1 && o.rank >= 0 && o.rank < o.world_size, "train: rank {} of world size {}",
+             o.rank, o.world_size);
   DGCN_CHECK(o.optimizer == "adam" || o.optimizer == "sgd", "train: unknown optimizer '{}' (adam or sgd)",
              o.optimizer);
-  DGCN_CHECK(o.epochs >= 0 && o.batch_size >= 1 && o.eval_every >= 1 && o.eval_batch_size >= 1,
-             "train: epochs {}, batch size {}, eval every {}, eval batch size {}: expected >= 0, >= 1, >= 1, >= 1",
-             o.epochs, o.batch_size, o.eval_every, o.eval_batch_size);
+  DGCN_CHECK(
+      o.epochs >= 0 && o.batch_size >= 1 && o.eval_every >= 1 && o.eval_batch_size >= 1,
+      "train: epochs {}, batch size {}, eval every {}, eval batch size {}: expected >= 0, >= 1, >= 1, >= 1",
+      o.epochs, o.batch_size, o.eval_every, o.eval_batch_size);
   DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
              "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
   if (o.compute_threads > 0) at::set_num_threads(o.compute_threads);
   if (o.normalize_features) store_.features = row_normalized_features(store, threads_of(o));
-  impl_->features = torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
-                                     {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
+  impl_->features =
+      torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
+                       {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
 
   torch::manual_seed(o.seed);
   GcnOptions g;
@@ -119,7 +123,8 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
         model_->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
   } else {
     impl_->optimizer = std::make_unique<torch::optim::SGD>(
-        model_->parameters(), torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+        model_->parameters(),
+        torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
   }
   impl_->loader = std::make_unique<NeighborLoader>(store_, loader_options(o.fanouts, o),
                                                    o.device.is_cuda() ? pinned_batch_allocator() : nullptr);

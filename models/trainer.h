@@ -61,9 +61,9 @@ struct TrainOptions {
   bool normalize_features = false;  // divide each feature row by its sum (PyG's NormalizeFeatures)
   c10::Device device = c10::Device(c10::DeviceType::CPU);
   uint64_t seed = 0;
-  int compute_threads = 0;   // intra-op threads (0: LibTorch's default)
-  int loader_workers = 1;    // sampling threads working ahead of the trainer
-  int loader_queue = 4;      // batches sampled ahead
+  int compute_threads = 0;  // intra-op threads (0: LibTorch's default)
+  int loader_workers = 1;   // sampling threads working ahead of the trainer
+  int loader_queue = 4;     // batches sampled ahead
   EvalMode eval_mode = EvalMode::kFullNeighbour;
   std::vector<int64_t> eval_fanouts;  // sampled evaluation (empty: the training fanouts)
   int64_t eval_batch_size = 4096;
@@ -94,15 +94,15 @@ struct EpochReport {
   double loss = 0;
   double train_metric = 0;
   std::optional<double> valid_metric, test_metric;  // when evaluated this epoch
-  double epoch_s = 0;          // training part of the epoch, = the three below
-  double sampling_wait_s = 0;  // trainer blocked on the loader
-  double compute_s = 0;        // to-device, forward, backward, sync, step
-  double other_s = 0;          // adjacency building, labels, metrics, logging
-  double eval_s = 0;           // evaluation after the epoch
+  double epoch_s = 0;                               // training part of the epoch, = the three below
+  double sampling_wait_s = 0;                       // trainer blocked on the loader
+  double compute_s = 0;                             // to-device, forward, backward, sync, step
+  double other_s = 0;                               // adjacency building, labels, metrics, logging
+  double eval_s = 0;                                // evaluation after the epoch
 };
 
 struct TrainSummary {
-  std::string metric;  // "acc" or "f1"
+  std::string metric;                        // "acc" or "f1"
   double valid_metric = 0, test_metric = 0;  // of the last evaluation
   double best_valid_metric = 0, test_at_best_valid = 0;
   int64_t best_epoch = -1;

@@ -12,7 +12,8 @@
 
 namespace dgcn {
 
-void plot_training_curves(const std::vector<CurvePoint>& points, const std::string& metric, const std::string& png) {
+void plot_training_curves(const std::vector<CurvePoint>& points, const std::string& metric,
+                          const std::string& png) {
   DGCN_CHECK(!points.empty(), "plot {}: no epochs to draw", png);
   const std::string tmp_png = png + ".tmp";
   char data_name[] = "/tmp/dgcn-plot-XXXXXX";

@@ -18,6 +18,7 @@ struct CurvePoint {
 // Writes `png` (atomically: a temporary name, then rename): the training loss
 // on the left axis, train/valid/test `metric` on the right. Throws
 // dgcn::Error when there is nothing to draw or gnuplot is missing or fails.
-void plot_training_curves(const std::vector<CurvePoint>& points, const std::string& metric, const std::string& png);
+void plot_training_curves(const std::vector<CurvePoint>& points, const std::string& metric,
+                          const std::string& png);
 
 }  // namespace dgcn

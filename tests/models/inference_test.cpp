@@ -35,7 +35,8 @@ torch::Tensor dense_gcn(GcnImpl& model, const GraphStore& s) {
   const auto idx = s.graph.indices<int32_t>();
   for (int64_t i = 0; i < n; ++i) {
     a[i][i] = 1.0 / (deg[i] + 1.0);
-    for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e) a[i][idx[e]] = 1.0 / std::sqrt((deg[i] + 1.0) * (deg[idx[e]] + 1.0));
+    for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e)
+      a[i][idx[e]] = 1.0 / std::sqrt((deg[i] + 1.0) * (deg[idx[e]] + 1.0));
   }
   auto h = features_of(s).to(torch::kDouble);
   for (int64_t l = 0; l < model.num_layers(); ++l) {
