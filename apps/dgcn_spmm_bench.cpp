@@ -5,6 +5,7 @@
 // dense transform that the aggregation-order cost model weighs it against.
 // Prints one JSON object on stdout.
 #include <ATen/Parallel.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -37,6 +38,7 @@ struct Options {
   int64_t seeds = 1024;
   int64_t features = 100;
   int64_t out_features = 128;
+  int64_t classes = 47;
   int threads = 0;
   int reps = 10;
   int64_t stream_mb = 256;
@@ -49,13 +51,14 @@ struct Options {
 // new node with probability new_fraction[h] (else one seen before, uniformly).
 // The defaults give ~140k dst rows, ~520k src nodes and ~800k entries, the
 // sizes of an ogbn-products batch of 1024 seeds.
-dgcn::CsrTensor products_like_block(const Options& o) {
+dgcn::CsrTensor products_like_block(const Options& o, std::vector<int64_t>& within) {
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> coin(0, 1);
   std::vector<int64_t> indptr{0};
   std::vector<int32_t> indices;
   int64_t discovered = o.seeds;
   int64_t hop_begin = 0, hop_end = o.seeds;
+  within = {o.seeds};  // within[h]: nodes within h hops
   const auto layers = static_cast<int64_t>(o.fanouts.size());
   for (int64_t h = 0; h < layers; ++h) {
     for (int64_t r = hop_begin; r < hop_end; ++r) {
@@ -71,6 +74,7 @@ dgcn::CsrTensor products_like_block(const Options& o) {
     }
     hop_begin = hop_end;
     hop_end = discovered;
+    within.push_back(discovered);
   }
   dgcn::CsrTensor a;
   a.num_rows = static_cast<int64_t>(indptr.size()) - 1;
@@ -79,6 +83,19 @@ dgcn::CsrTensor products_like_block(const Options& o) {
   a.indices = torch::from_blob(indices.data(), {static_cast<int64_t>(indices.size())}, torch::kInt).clone();
   a.values = torch::rand({static_cast<int64_t>(indices.size())});
   return a;
+}
+
+// The first `rows` rows of a, as a block over the first `cols` columns: the
+// blocks of one batch nest this way (sampling/sampled_batch.h).
+dgcn::CsrTensor row_prefix(const dgcn::CsrTensor& a, int64_t rows, int64_t cols) {
+  dgcn::CsrTensor b;
+  b.num_rows = rows;
+  b.num_cols = cols;
+  b.indptr = a.indptr.narrow(0, 0, rows + 1);
+  const int64_t nnz = b.indptr[rows].item<int64_t>();
+  b.indices = a.indices.narrow(0, 0, nnz);
+  b.values = a.values.narrow(0, 0, nnz);
+  return b;
 }
 
 // Distinct columns a references: the x rows SpMM must read at least once.
@@ -122,6 +139,8 @@ int main(int argc, char** argv) {
   app.add_option("--out-features", o.out_features,
                  "Output width of the dense transform measured (default 128)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--classes", o.classes, "Classes of the model of the training-step measurement (default 47)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--threads", o.threads, "Threads (default: all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--reps", o.reps, "Repetitions; the best time counts (default 10)")
       ->check(CLI::PositiveNumber);
@@ -130,6 +149,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--seed", o.seed, "Seed of the synthetic block (default 1)");
   CLI11_PARSE(app, argc, argv);
+  // stdout carries the JSON result only; logs go to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-spmm-bench"));
   if (o.new_fraction.size() != o.fanouts.size()) {
     std::cerr << "dgcn-spmm-bench: --new-fraction needs one value per fanout (" << o.fanouts.size() << ")\n";
     return 1;
@@ -145,7 +166,8 @@ int main(int argc, char** argv) {
     }
     torch::manual_seed(static_cast<int64_t>(o.seed));
     spdlog::info("building a products-like block ...");
-    const dgcn::CsrTensor host = products_like_block(o);
+    std::vector<int64_t> within;
+    const dgcn::CsrTensor host = products_like_block(o, within);
     const dgcn::CsrTensor a = host.to(device);
     const int64_t nnz = a.nnz(), rows = a.num_rows, cols = a.num_cols, f = o.features;
     const int64_t distinct = distinct_columns(host);
@@ -214,6 +236,43 @@ int main(int argc, char** argv) {
       gemm.add(seconds_since(t0));
     }
 
+    // One training step of the classic model (a GCN layer per fanout with
+    // --out-features hidden units, a Linear head) on the batch's nested blocks.
+    const auto layers = static_cast<int64_t>(o.fanouts.size());
+    std::vector<dgcn::CsrTensor> blocks;
+    nlohmann::json block_shapes = nlohmann::json::array();
+    for (int64_t l = 0; l < layers; ++l) {
+      blocks.push_back(row_prefix(host, within[layers - 1 - l], within[layers - l]).to(device));
+      block_shapes.push_back({blocks.back().num_rows, blocks.back().num_cols, blocks.back().nnz()});
+    }
+    dgcn::GcnOptions g;
+    g.in_features = f;
+    g.hidden = o.out_features;
+    g.num_classes = o.classes;
+    g.num_layers = layers;
+    g.linear_head = true;
+    dgcn::Gcn model(g);
+    model->to(device);
+    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(0.01));
+    const auto target =
+        torch::randint(0, o.classes, {o.seeds}, torch::TensorOptions().dtype(torch::kLong).device(device));
+    Best step_forward, step_backward, step_optimizer;
+    for (int rep = 0; rep < o.reps; ++rep) {
+      adam.zero_grad();
+      auto t0 = Clock::now();
+      auto loss = torch::nn::functional::cross_entropy(model->forward(blocks, x), target);
+      sync(device);
+      step_forward.add(seconds_since(t0));
+      t0 = Clock::now();
+      loss.backward();
+      sync(device);
+      step_backward.add(seconds_since(t0));
+      t0 = Clock::now();
+      adam.step();
+      sync(device);
+      step_optimizer.add(seconds_since(t0));
+    }
+
     const double fb = 4.0 * static_cast<double>(f);
     // Bytes the kernel must move at least: every array once, each distinct x row once.
     const double compulsory = static_cast<double>(rows + 1) * 8 + static_cast<double>(nnz) * 8 +
@@ -258,6 +317,14 @@ int main(int argc, char** argv) {
           {"gflops", gemm_flops / gemm.s / 1e9},
           {"sparse_to_dense_cost_measured", sparse_cost},
           {"sparse_to_dense_cost_model", dgcn::kSparseToDenseCost}}},
+        {"train_step",
+         {{"model", fmt::format("{} GCN layers ({} -> {}), Linear head ({} classes), Adam", layers, f,
+                                o.out_features, o.classes)},
+          {"blocks_dst_src_nnz", block_shapes},
+          {"forward_ms", step_forward.s * 1e3},
+          {"backward_ms", step_backward.s * 1e3},
+          {"optimizer_ms", step_optimizer.s * 1e3},
+          {"total_ms", (step_forward.s + step_backward.s + step_optimizer.s) * 1e3}}},
         {"reps", o.reps},
     };
     std::cout << out.dump() << std::endl;

@@ -2,6 +2,7 @@
 // (models/trainer.h). Per epoch one JSON line goes to --metrics-out, progress
 // to stderr, and one JSON summary line to stdout at the end.
 #include <ATen/Parallel.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 
@@ -62,15 +63,10 @@ class MetricsFile {
 };
 
 nlohmann::json epoch_json(const dgcn::EpochReport& r, const std::string& metric) {
-  nlohmann::json j = {{"epoch", r.epoch},
-                      {"loss", r.loss},
-                      {"train_" + metric, r.train_metric},
-                      {"batches", r.batches},
-                      {"epoch_s", r.epoch_s},
-                      {"sampling_wait_s", r.sampling_wait_s},
-                      {"compute_s", r.compute_s},
-                      {"other_s", r.other_s},
-                      {"eval_s", r.eval_s}};
+  nlohmann::json j = {
+      {"epoch", r.epoch},         {"loss", r.loss},       {"train_" + metric, r.train_metric},
+      {"batches", r.batches},     {"epoch_s", r.epoch_s}, {"sampling_wait_s", r.sampling_wait_s},
+      {"compute_s", r.compute_s}, {"other_s", r.other_s}, {"eval_s", r.eval_s}};
   if (r.valid_metric) j["valid_" + metric] = *r.valid_metric;
   if (r.test_metric) j["test_" + metric] = *r.test_metric;
   return j;
@@ -86,34 +82,43 @@ int main(int argc, char** argv) {
       "dgcn-train: train a GCN on sampled mini-batches (neighbour sampling, SpMM layers) and evaluate it by "
       "layer-wise full-neighbour inference. Without --data it trains on the synthetic 'small' preset."};
   app.add_option("--data", a.data, "Graph store (.gcn) to train on (from dgcn-prep)");
-  app.add_option("--preset", a.preset, "Synthetic preset generated in memory when --data is absent (default small)");
+  app.add_option("--preset", a.preset,
+                 "Synthetic preset generated in memory when --data is absent (default small)");
   app.add_option("--num-neighbors", o.fanouts,
                  "Fanouts, one per GCN layer, hop 0 first; -1 takes every neighbour (default 15,10,5)")
       ->delimiter(',');
-  app.add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch (default 1024)")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", o.hidden, "Hidden features of every GCN layer (default 128)")->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch (default 1024)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--hidden", o.hidden, "Hidden features of every GCN layer (default 128)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--epochs", o.epochs, "Epochs to train (default 10)")->check(CLI::NonNegativeNumber);
   app.add_option("--lr", o.lr, "Learning rate (default 0.01)")->check(CLI::PositiveNumber);
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay on every parameter (default 0)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--dropout", o.dropout, "Dropout after every hidden ReLU (default 0.5)")->check(CLI::Range(0.0, 0.99));
+  app.add_option("--dropout", o.dropout, "Dropout after every hidden ReLU (default 0.5)")
+      ->check(CLI::Range(0.0, 0.99));
   app.add_option("--input-dropout", o.input_dropout,
                  "Dropout on the input features (default 0; Kipf & Welling's Cora setup uses 0.5)")
       ->check(CLI::Range(0.0, 0.99));
-  app.add_option("--optimizer", o.optimizer, "adam or sgd (default adam)")->check(CLI::IsMember({"adam", "sgd"}));
+  app.add_option("--optimizer", o.optimizer, "adam or sgd (default adam)")
+      ->check(CLI::IsMember({"adam", "sgd"}));
   app.add_option("--momentum", o.momentum, "SGD momentum (default 0)")->check(CLI::NonNegativeNumber);
-  app.add_option("--head", a.head,
-                 "none: the last GCN layer outputs the classes; linear: every GCN layer outputs --hidden and a "
-                 "final Linear(hidden, classes) follows (default none)")
+  app.add_option(
+         "--head", a.head,
+         "none: the last GCN layer outputs the classes; linear: every GCN layer outputs --hidden and a "
+         "final Linear(hidden, classes) follows (default none)")
       ->check(CLI::IsMember({"none", "linear"}));
-  app.add_option("--norm", a.norm,
-                 "full: GCN normalization with full-graph degrees, sampled sums rescaled by degree/k (unbiased; "
-                 "exact with every neighbour); block: degrees inside the sampled subgraph, as PyG's GCNConv on a "
-                 "NeighborLoader batch (default full)")
+  app.add_option(
+         "--norm", a.norm,
+         "full: GCN normalization with full-graph degrees, sampled sums rescaled by degree/k (unbiased; "
+         "exact with every neighbour); block: degrees inside the sampled subgraph, as PyG's GCNConv on a "
+         "NeighborLoader batch (default full)")
       ->check(CLI::IsMember({"full", "block"}));
-  app.add_flag("--normalize-features", o.normalize_features, "Divide every feature row by its sum before training");
+  app.add_flag("--normalize-features", o.normalize_features,
+               "Divide every feature row by its sum before training");
   app.add_option("--device", a.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--seed", o.seed, "Seed of the weights, dropout and every epoch's shuffle and sampling (default 0)");
+  app.add_option("--seed", o.seed,
+                 "Seed of the weights, dropout and every epoch's shuffle and sampling (default 0)");
   app.add_option("--threads", threads, "Compute threads (default: DGCN_NUM_THREADS or all cores)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--workers", o.loader_workers, "Sampler threads working ahead of the trainer (default 1)")
@@ -124,11 +129,13 @@ int main(int argc, char** argv) {
                  "full: layer-wise full-neighbour inference (exact); sampled: the sampled forward pass over "
                  "batches of evaluation nodes (default full)")
       ->check(CLI::IsMember({"full", "sampled"}));
-  app.add_option("--eval-num-neighbors", o.eval_fanouts, "Fanouts of --eval sampled (default: --num-neighbors)")
+  app.add_option("--eval-num-neighbors", o.eval_fanouts,
+                 "Fanouts of --eval sampled (default: --num-neighbors)")
       ->delimiter(',');
   app.add_option("--eval-batch-size", o.eval_batch_size, "Seeds per batch of --eval sampled (default 4096)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", o.eval_every, "Evaluate every N epochs; the last is always evaluated (default 1)")
+  app.add_option("--eval-every", o.eval_every,
+                 "Evaluate every N epochs; the last is always evaluated (default 1)")
       ->check(CLI::PositiveNumber);
   app.add_option("--metrics-out", a.metrics_out, "Write one JSON line per epoch to FILE.jsonl");
   app.add_option("--plot", a.plot, "Draw loss and metric curves into FILE.png (gnuplot)");
@@ -136,6 +143,8 @@ int main(int argc, char** argv) {
                  "Freed large CPU tensors kept for reuse, in GiB (default 4; see Note [CPU memory reuse])")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
+  // stdout carries the JSON result only; logs go to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-train"));
 
   try {
     const auto start = std::chrono::steady_clock::now();
@@ -175,18 +184,18 @@ int main(int argc, char** argv) {
     const std::string metric = dgcn::metric_name(trainer.task());
     MetricsFile metrics(a.metrics_out);
     for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
-      const dgcn::EpochReport r = trainer.train_epoch(epoch, [&](int64_t b, int64_t n) {
-        spdlog::info("epoch {:>3}  batch {}/{}", epoch, b, n);
-      });
+      const dgcn::EpochReport r = trainer.train_epoch(
+          epoch, [&](int64_t b, int64_t n) { spdlog::info("epoch {:>3}  batch {}/{}", epoch, b, n); });
       metrics.write(epoch_json(r, metric));
       std::string eval;
       if (r.valid_metric) {
-        eval = fmt::format("  valid {} {:.4f}  test {:.4f} ({:.1f} s)", metric, *r.valid_metric, *r.test_metric,
-                           r.eval_s);
+        eval = fmt::format("  valid {} {:.4f}  test {:.4f} ({:.1f} s)", metric, *r.valid_metric,
+                           *r.test_metric, r.eval_s);
       }
-      spdlog::info("epoch {:>3}  loss {:.4f}  train {} {:.4f}{}  | {:.1f} s: wait {:.1f}, compute {:.1f}, other {:.1f}",
-                   epoch, r.loss, metric, r.train_metric, eval, r.epoch_s, r.sampling_wait_s, r.compute_s,
-                   r.other_s);
+      spdlog::info(
+          "epoch {:>3}  loss {:.4f}  train {} {:.4f}{}  | {:.1f} s: wait {:.1f}, compute {:.1f}, other "
+          "{:.1f}",
+          epoch, r.loss, metric, r.train_metric, eval, r.epoch_s, r.sampling_wait_s, r.compute_s, r.other_s);
     }
     metrics.commit();
     if (!a.plot.empty()) {
@@ -194,18 +203,19 @@ int main(int argc, char** argv) {
       spdlog::info("wrote {}", a.plot);
     }
     const dgcn::TrainSummary s = trainer.summary();
-    nlohmann::json out = {{"data", source},
-                          {"device", a.device},
-                          {"epochs", s.epochs},
-                          {"valid_" + metric, s.valid_metric},
-                          {"test_" + metric, s.test_metric},
-                          {"best_valid_" + metric, s.best_valid_metric},
-                          {"test_" + metric + "_at_best_valid", s.test_at_best_valid},
-                          {"best_epoch", s.best_epoch},
-                          {"train_s", s.train_s},
-                          {"eval_s", s.eval_s},
-                          {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
-                          {"param_digest", s.param_digest}};
+    nlohmann::json out = {
+        {"data", source},
+        {"device", a.device},
+        {"epochs", s.epochs},
+        {"valid_" + metric, s.valid_metric},
+        {"test_" + metric, s.test_metric},
+        {"best_valid_" + metric, s.best_valid_metric},
+        {"test_" + metric + "_at_best_valid", s.test_at_best_valid},
+        {"best_epoch", s.best_epoch},
+        {"train_s", s.train_s},
+        {"eval_s", s.eval_s},
+        {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
+        {"param_digest", s.param_digest}};
     std::cout << out.dump() << std::endl;
     return 0;
   } catch (const std::exception& e) {

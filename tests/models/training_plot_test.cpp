@@ -14,9 +14,11 @@ namespace {
 
 TEST(TrainingPlot, DrawsAPng) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
-  const std::string png = std::filesystem::temp_directory_path() / ("dgcn-plot-test-" + std::to_string(getpid()) + ".png");
+  const std::string png =
+      std::filesystem::temp_directory_path() / ("dgcn-plot-test-" + std::to_string(getpid()) + ".png");
   std::vector<CurvePoint> points;
-  for (int64_t e = 0; e < 5; ++e) points.push_back({e, 2.0 / (e + 1), 0.5 + 0.05 * e, 0.4 + 0.05 * e, 0.45, e % 2 == 1});
+  for (int64_t e = 0; e < 5; ++e)
+    points.push_back({e, 2.0 / (e + 1), 0.5 + 0.05 * e, 0.4 + 0.05 * e, 0.45, e % 2 == 1});
   plot_training_curves(points, "acc", png);
   std::ifstream in(png, std::ios::binary);
   char magic[4] = {};

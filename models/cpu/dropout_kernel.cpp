@@ -1,0 +1,66 @@
+// See Note [Counter-based dropout] in dropout_kernel.h.
+#include "models/cpu/dropout_kernel.h"
+
+#include <cmath>
+
+namespace dgcn::cpu {
+namespace {
+
+__attribute__((always_inline)) inline uint32_t hash32(uint32_t i, uint32_t k0, uint32_t k1) {
+  uint32_t h = (i * 0x9E3779B1u) ^ k0;
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h ^ k1;
+}
+
+#define DGCN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+
+DGCN_SIMD_CLONES void relu_dropout_loop(const float* __restrict x, float* __restrict y, uint32_t k0, uint32_t k1,
+                                        uint32_t threshold, float scale, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    const bool keep = hash32(static_cast<uint32_t>(i), k0, k1) >= threshold;
+    const float v = x[i] > 0.0f ? x[i] * scale : 0.0f;
+    y[i] = keep ? v : 0.0f;
+  }
+}
+
+DGCN_SIMD_CLONES void dropout_loop(const float* __restrict x, float* __restrict y, uint32_t k0, uint32_t k1,
+                                   uint32_t threshold, float scale, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    const bool keep = hash32(static_cast<uint32_t>(i), k0, k1) >= threshold;
+    y[i] = keep ? x[i] * scale : 0.0f;
+  }
+}
+
+DGCN_SIMD_CLONES void relu_dropout_backward_loop(const float* __restrict dy, const float* __restrict y,
+                                                 float* __restrict dx, float scale, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > 0.0f ? dy[i] * scale : 0.0f;
+}
+
+}  // namespace
+
+uint32_t dropout_threshold(double p) {
+  if (p <= 0) return 0;
+  const double t = std::ldexp(p, 32);
+  return t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
+}
+
+void relu_dropout_forward(const float* x, float* y, uint64_t key, uint32_t threshold, float scale, int64_t begin,
+                          int64_t end) {
+  relu_dropout_loop(x, y, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale, begin,
+                    end);
+}
+
+void relu_dropout_backward(const float* dy, const float* y, float* dx, float scale, int64_t begin, int64_t end) {
+  relu_dropout_backward_loop(dy, y, dx, scale, begin, end);
+}
+
+void dropout_apply(const float* x, float* y, uint64_t key, uint32_t threshold, float scale, int64_t begin,
+                   int64_t end) {
+  dropout_loop(x, y, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale, begin, end);
+}
+
+}  // namespace dgcn::cpu
