@@ -82,7 +82,11 @@ GraphStore read_npz_dataset(const NpzOptions& options) {
 
   std::span<const int32_t> labels;
   if (store.task == Task::kSingleLabel) labels = store.labels.as<int32_t>();
-  set_splits(store, make_splits(options.split, n, labels, store.num_classes, options.seed));
+  try {
+    set_splits(store, make_splits(options.split, n, labels, store.num_classes, options.seed));
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", options.file, e.what()));
+  }
   meta["split"] = options.split.to_string();
   meta["seed"] = options.seed;
   meta["num_classes"] = store.num_classes;

@@ -56,6 +56,18 @@ void run_python(const std::string& script, const fs::path& cwd) {
   }
 }
 
+void run_python_variants(const std::vector<std::pair<std::string, std::string>>& variants,
+                         const fs::path& cwd) {
+  std::string driver = "import os\n";
+  for (const auto& [name, script] : variants) {
+    fs::create_directories(cwd / name);
+    write_text((cwd / name / "make_fixture.py").string(), script);
+    driver += "os.chdir(" + std::string("'") + (cwd / name).string() + "')\n";
+    driver += "exec(compile(open('make_fixture.py').read(), '" + name + "/make_fixture.py', 'exec'), {})\n";
+  }
+  run_python(driver, cwd);
+}
+
 std::string error_of(const std::function<void()>& fn) {
   try {
     fn();

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dgcn::testing {
 
@@ -30,6 +32,12 @@ void write_text(const std::string& path, const std::string& text);
 // Runs `script` with /usr/bin/python3 (numpy, scipy) in `cwd`; fails the
 // test with the script's output when it does not exit 0.
 void run_python(const std::string& script, const std::filesystem::path& cwd);
+
+// Runs each script of `variants` (folder name -> script) in its own fresh
+// namespace and its own subfolder cwd/<name>, all in one interpreter (numpy
+// and scipy are imported once: each python start costs about a second here).
+void run_python_variants(const std::vector<std::pair<std::string, std::string>>& variants,
+                         const std::filesystem::path& cwd);
 
 // The message of the dgcn::Error that fn() throws, or "" when it throws nothing.
 std::string error_of(const std::function<void()>& fn);

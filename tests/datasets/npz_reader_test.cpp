@@ -57,31 +57,24 @@ TEST(NpzReader, ReadsRealCiteseer) {
   EXPECT_EQ(s.train_nodes().size(), 120u);
 }
 
-class NpzSynthetic : public ::testing::Test {
- protected:
-  // A 5-node path 0-1-2-3-4 in the gnn-benchmark layout, dense features,
-  // labels [0, 1, 0, 1, -1], plus the text arrays real files carry.
-  void write(const std::string& extra = "") {
-    testing::run_python(R"(
+// A 5-node path 0-1-2-3-4 in the gnn-benchmark layout, dense features,
+// labels [0, 1, 0, 1, -1], plus the text arrays real files carry; `extra`
+// changes `arrays` before they are saved to g.npz.
+std::string npz_script(const std::string& extra = "") {
+  return R"(
 import numpy as np, scipy.sparse as sp
 adj = sp.csr_matrix((np.ones(4, dtype=np.float32), ([0, 1, 2, 3], [1, 2, 3, 4])), shape=(5, 5))
 arrays = dict(adj_data=adj.data, adj_indices=adj.indices, adj_indptr=adj.indptr, adj_shape=np.array(adj.shape),
               attr_matrix=np.arange(10, dtype=np.float32).reshape(5, 2), labels=np.array([0, 1, 0, 1, -1]),
               node_names=np.array(['a', 'b', 'c', 'd', 'e']), class_names=np.array(['x', 'y']))
-)" + extra + "np.savez('g.npz', **arrays)\n",
-                        dir_.path());
-  }
-  std::string error(const std::string& extra, NpzOptions o = {}) {
-    write(extra);
-    o.file = dir_ / "g.npz";
-    return error_of([&] { read_npz_dataset(o); });
-  }
-  TempDir dir_;
-};
+)" + extra +
+         "np.savez('g.npz', **arrays)\n";
+}
 
-TEST_F(NpzSynthetic, ReadsDenseFeaturesAndMakesARatioSplit) {
-  write();
-  NpzOptions o = options_for(dir_ / "g.npz");
+TEST(NpzSynthetic, ReadsDenseFeaturesAndMakesARatioSplit) {
+  TempDir dir;
+  testing::run_python(npz_script(), dir.path());
+  NpzOptions o = options_for(dir / "g.npz");
   o.split = parse_split_spec("ratio:0.5,0.25,0.25");
   GraphStore s = read_npz_dataset(o);
   EXPECT_EQ(s.num_edges(), 8);
@@ -94,30 +87,41 @@ TEST_F(NpzSynthetic, ReadsDenseFeaturesAndMakesARatioSplit) {
   }
 }
 
-TEST_F(NpzSynthetic, BadArraysAreNamed) {
-  std::string err = error("arrays['adj_indices'] = np.array([1, 2, 7, 4], dtype=np.int32)\n");
-  EXPECT_NE(err.find("g.npz: adj_indices[2] = 7 is not a column id in [0, 5)"), std::string::npos) << err;
-  err = error("arrays['adj_indptr'] = np.array([0, 1, 3, 2, 4, 4], dtype=np.int32)\n");
-  EXPECT_NE(err.find("g.npz: adj_indptr decreases at row 2 (3 then 2)"), std::string::npos) << err;
-  err = error("arrays['adj_indptr'] = np.array([0, 1, 2, 3, 4], dtype=np.int32)\n");
-  EXPECT_NE(err.find("g.npz: adj_indptr has shape (5,), expected (6,) for 5 rows"), std::string::npos) << err;
-  err = error("arrays['attr_matrix'][2, 1] = np.inf\n");
-  EXPECT_NE(err.find("g.npz: feature [node 2, column 1] is inf"), std::string::npos) << err;
-  NpzOptions two;
-  two.num_classes = 1;
-  two.split = parse_split_spec("none");
-  err = error("", two);
+TEST(NpzSynthetic, BadArraysAreNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"adj_indices[2] = 7 is not a column id in [0, 5)",
+       "arrays['adj_indices'] = np.array([1, 2, 7, 4], dtype=np.int32)\n"},
+      {"adj_indptr decreases at row 2 (3 then 2)",
+       "arrays['adj_indptr'] = np.array([0, 1, 3, 2, 4, 4], dtype=np.int32)\n"},
+      {"adj_indptr has shape (5,), expected (6,) for 5 rows",
+       "arrays['adj_indptr'] = np.array([0, 1, 2, 3, 4], dtype=np.int32)\n"},
+      {"feature [node 2, column 1] is inf", "arrays['attr_matrix'][2, 1] = np.inf\n"},
+      {"labels: expected an integer array, got dtype '<f8'",
+       "arrays['labels'] = np.array([0.5, 1, 0, 1, 0])\n"},
+      {"no array 'adj_shape' (arrays: adj_data, adj_indices, adj_indptr, attr_matrix",
+       "del arrays['adj_shape']\n"},
+      // the default Planetoid split needs 20 nodes per class
+      {"--split per-class:20,valid:500,test:1000: class 0 has 2 labelled nodes, fewer than the 20 per class "
+       "asked for",
+       ""},
+  };
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> variants;
+  for (size_t i = 0; i < cases.size(); ++i)
+    variants.emplace_back("case" + std::to_string(i), npz_script(cases[i].second));
+  testing::run_python_variants(variants, dir.path());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    NpzOptions o;
+    o.file = dir / ("case" + std::to_string(i) + "/g.npz");
+    std::string err = error_of([&] { read_npz_dataset(o); });
+    EXPECT_NE(err.find("g.npz: " + cases[i].first), std::string::npos) << err;
+  }
+  NpzOptions one_class;
+  one_class.file = dir / "case6/g.npz";
+  one_class.num_classes = 1;
+  one_class.split = parse_split_spec("none");
+  std::string err = error_of([&] { read_npz_dataset(one_class); });
   EXPECT_NE(err.find("g.npz: labels[1] is 1, not below --num-classes 1"), std::string::npos) << err;
-  err = error("arrays['labels'] = np.array([0.5, 1, 0, 1, 0])\n");
-  EXPECT_NE(err.find("g.npz: labels: expected an integer array, got dtype '<f8'"), std::string::npos) << err;
-  err = error("del arrays['adj_shape']\n");
-  EXPECT_NE(err.find("g.npz: no array 'adj_shape' (arrays: adj_data, adj_indices, adj_indptr, attr_matrix"),
-            std::string::npos)
-      << err;
-  err = error("");  // the default Planetoid split needs 20 nodes per class
-  EXPECT_NE(err.find("class 0 has 2 labelled nodes, fewer than the 20 per class asked for"),
-            std::string::npos)
-      << err;
 }
 
 }  // namespace
