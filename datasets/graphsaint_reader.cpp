@@ -185,10 +185,15 @@ std::vector<int64_t> role_ids(const Json& role, const char* key, const std::stri
 }  // namespace
 
 void read_class_map(const std::string& path, int64_t num_nodes, int64_t num_classes, GraphStore& store) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  DGCN_CHECK(file != nullptr, "{}: cannot open ({})", path, std::strerror(errno));
+  // An istream: nlohmann reads it through the streambuf (inlined, buffered),
+  // about 2x faster than its FILE* adapter's per-character fgetc.
+  std::vector<char> buffer(size_t{1} << 20);
+  std::ifstream in;
+  in.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+  in.open(path, std::ios::binary);
+  DGCN_CHECK(in.is_open(), "{}: cannot open ({})", path, std::strerror(errno));
   ClassMapHandler handler(path, num_nodes, num_classes);
-  Json::sax_parse(file.get(), &handler);
+  Json::sax_parse(in, &handler);
   handler.finish(store);
 }
 

@@ -92,6 +92,19 @@ TEST(OgbReader, ReadsTheProductsLayout) {
   EXPECT_NE(s.metadata_json.find("\"split\":\"sales_ranking\""), std::string::npos) << s.metadata_json;
 }
 
+TEST(OgbReader, ReadsPlainCsvAndNoFeatures) {
+  TempDir dir;
+  for (const auto& [name, text] : ogb_files()) {
+    if (name != "raw/node-feat.csv.gz") testing::write_text(dir / name.substr(0, name.size() - 3), text);
+  }
+  OgbOptions options;
+  options.root = dir.path().string();
+  GraphStore s = read_ogb(options);
+  EXPECT_EQ(s.num_edges(), 16);
+  EXPECT_EQ(s.num_features, 0);
+  EXPECT_EQ(s.label(5), 2);
+}
+
 TEST(OgbReader, SameStoreForAnyThreadCountAndChunkSize) {
   TempDir dir;
   auto files = ogb_files();
