@@ -22,7 +22,7 @@ LineChunkReader::LineChunkReader(std::string path, size_t chunk_bytes)
     : path_(std::move(path)),
       chunk_bytes_(std::max<size_t>(chunk_bytes, 1)),
       in_(new unsigned char[kInputBytes]) {
-  file_ = std::fopen(path_.c_str(), "rb");
+  file_.reset(std::fopen(path_.c_str(), "rb"));
   DGCN_CHECK(file_ != nullptr, "{}: cannot open ({})", path_, std::strerror(errno));
   size_t n = fill_input();
   gzip_ = n >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
@@ -41,13 +41,12 @@ LineChunkReader::LineChunkReader(std::string path, size_t chunk_bytes)
 
 LineChunkReader::~LineChunkReader() {
   if (zs_initialized_) inflateEnd(&zs_);
-  if (file_ != nullptr) std::fclose(file_);
 }
 
 size_t LineChunkReader::fill_input() {
-  size_t n = std::fread(in_.get(), 1, kInputBytes, file_);
+  size_t n = std::fread(in_.get(), 1, kInputBytes, file_.get());
   if (n < kInputBytes) {
-    DGCN_CHECK(!std::ferror(file_), "{}: read error after {} bytes ({})", path_, file_bytes_read_,
+    DGCN_CHECK(!std::ferror(file_.get()), "{}: read error after {} bytes ({})", path_, file_bytes_read_,
                std::strerror(errno));
     file_eof_ = true;
   }
@@ -61,8 +60,8 @@ size_t LineChunkReader::read_text(std::string& out, size_t max_bytes) {
   char* dst = out.data() + old;
   size_t got = 0;
   if (!gzip_) {
-    got = std::fread(dst, 1, max_bytes, file_);
-    DGCN_CHECK(got == max_bytes || !std::ferror(file_), "{}: read error after {} bytes ({})", path_,
+    got = std::fread(dst, 1, max_bytes, file_.get());
+    DGCN_CHECK(got == max_bytes || !std::ferror(file_.get()), "{}: read error after {} bytes ({})", path_,
                file_bytes_read_, std::strerror(errno));
     file_bytes_read_ += static_cast<int64_t>(got);
   } else {
@@ -133,7 +132,8 @@ StreamStats stream_line_chunks(const std::string& path, int num_threads,
                                const std::function<void(const LineChunk&)>& parse, size_t chunk_bytes) {
   const auto start = std::chrono::steady_clock::now();
   LineChunkReader reader(path, chunk_bytes);
-  const int workers = std::max(1, num_threads);
+  // The calling thread inflates; the other threads parse (at least one).
+  const int workers = std::max(1, num_threads - 1);
   // Chunks alive at once: `capacity` queued + one per worker + one being filled.
   const size_t capacity = static_cast<size_t>(workers) + 2;
 

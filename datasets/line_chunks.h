@@ -58,7 +58,7 @@ class LineChunkReader {
 
   std::string path_;
   size_t chunk_bytes_;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
   bool gzip_ = false;
   bool file_eof_ = false;
   bool stream_ended_ = true;  // between gzip members (or before the first)
@@ -82,11 +82,11 @@ struct StreamStats {
 };
 
 // Reads `path` with a LineChunkReader on the calling thread and calls
-// parse(chunk) on `num_threads` worker threads. At most 2 * num_threads chunks
-// are queued. `parse` runs concurrently on different chunks in any order, so it
-// must place its results by chunk.index or line number (then the outcome does
-// not depend on the thread count). The first error in file order (a parse
-// error or the reader's own) is rethrown after every thread has stopped.
+// parse(chunk) on max(1, num_threads - 1) worker threads. At most
+// workers + 2 chunks are queued (2 * workers + 3 exist at once). `parse` runs concurrently on different
+// chunks in any order, so it must place its results by chunk.index or line number (then the outcome does not
+// depend on the thread count). The first error in file order (a parse error or the reader's own) is rethrown
+// after every thread has stopped.
 StreamStats stream_line_chunks(const std::string& path, int num_threads,
                                const std::function<void(const LineChunk&)>& parse,
                                size_t chunk_bytes = kDefaultChunkBytes);
