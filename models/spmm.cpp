@@ -74,11 +74,13 @@ CsrTensor transpose_cpu(const CsrTensor& a) {
   return t;
 }
 
+#ifndef DGCN_WITH_TORCH_CUDA
 [[noreturn]] void no_cuda(const char* op) {
   TORCH_CHECK(false, op,
               ": CUDA tensors need a build against a CUDA LibTorch with cuSPARSE "
               "(this one has DGCN_HAVE_TORCH_CUDA off)");
 }
+#endif
 
 // Note [SpMM backward]: the matrix is saved as its tensors; the transpose is
 // built in backward, which runs once per block, so it is built once per block.

@@ -193,7 +193,8 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     m.loss_sum = loss_value * m.count;
     sums.add(m);
     ++r.batches;
-    batch.reset();  // returns the batch memory to the loader's pool
+    impl_->loader->recycle(std::move(*batch));  // its vectors are reused; x keeps the rows alive while needed
+    batch.reset();
     if (progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 2.0) {
       progress(r.batches, num_batches);
       last_progress = Clock::now();
@@ -260,6 +261,7 @@ MetricSums Trainer::sampled_eval(std::span<const int64_t> nodes) {
       y = y.to(o.device, true);
     }
     sums.add(batch_metrics(store_.task, model_->forward(adjacency, x), y));
+    impl_->eval_loader->recycle(std::move(*batch));
   }
   model_->train(was_training);
   return sums;
