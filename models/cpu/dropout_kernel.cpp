@@ -18,8 +18,9 @@ __attribute__((always_inline)) inline uint32_t hash32(uint32_t i, uint32_t k0, u
 
 #define DGCN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
-DGCN_SIMD_CLONES void relu_dropout_loop(const float* __restrict x, float* __restrict y, uint32_t k0, uint32_t k1,
-                                        uint32_t threshold, float scale, int64_t begin, int64_t end) {
+DGCN_SIMD_CLONES void relu_dropout_loop(const float* __restrict x, float* __restrict y, uint32_t k0,
+                                        uint32_t k1, uint32_t threshold, float scale, int64_t begin,
+                                        int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
     const bool keep = hash32(static_cast<uint32_t>(i), k0, k1) >= threshold;
     const float v = x[i] > 0.0f ? x[i] * scale : 0.0f;
@@ -36,7 +37,8 @@ DGCN_SIMD_CLONES void dropout_loop(const float* __restrict x, float* __restrict 
 }
 
 DGCN_SIMD_CLONES void relu_dropout_backward_loop(const float* __restrict dy, const float* __restrict y,
-                                                 float* __restrict dx, float scale, int64_t begin, int64_t end) {
+                                                 float* __restrict dx, float scale, int64_t begin,
+                                                 int64_t end) {
   for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > 0.0f ? dy[i] * scale : 0.0f;
 }
 
@@ -48,19 +50,21 @@ uint32_t dropout_threshold(double p) {
   return t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
 }
 
-void relu_dropout_forward(const float* x, float* y, uint64_t key, uint32_t threshold, float scale, int64_t begin,
-                          int64_t end) {
-  relu_dropout_loop(x, y, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale, begin,
-                    end);
+void relu_dropout_forward(const float* x, float* y, uint64_t key, uint32_t threshold, float scale,
+                          int64_t begin, int64_t end) {
+  relu_dropout_loop(x, y, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale,
+                    begin, end);
 }
 
-void relu_dropout_backward(const float* dy, const float* y, float* dx, float scale, int64_t begin, int64_t end) {
+void relu_dropout_backward(const float* dy, const float* y, float* dx, float scale, int64_t begin,
+                           int64_t end) {
   relu_dropout_backward_loop(dy, y, dx, scale, begin, end);
 }
 
 void dropout_apply(const float* x, float* y, uint64_t key, uint32_t threshold, float scale, int64_t begin,
                    int64_t end) {
-  dropout_loop(x, y, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale, begin, end);
+  dropout_loop(x, y, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale, begin,
+               end);
 }
 
 }  // namespace dgcn::cpu

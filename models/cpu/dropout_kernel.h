@@ -24,10 +24,11 @@ namespace dgcn::cpu {
 uint32_t dropout_threshold(double p);  // p * 2^32, clamped
 
 // y[i] = keep(i) ? max(x[i], 0) * scale : 0 for i in [begin, end).
-void relu_dropout_forward(const float* x, float* y, uint64_t key, uint32_t threshold, float scale, int64_t begin,
-                          int64_t end);
+void relu_dropout_forward(const float* x, float* y, uint64_t key, uint32_t threshold, float scale,
+                          int64_t begin, int64_t end);
 // dx[i] = y[i] > 0 ? dy[i] * scale : 0 (y > 0 exactly where the ReLU passed and the element was kept).
-void relu_dropout_backward(const float* dy, const float* y, float* dx, float scale, int64_t begin, int64_t end);
+void relu_dropout_backward(const float* dy, const float* y, float* dx, float scale, int64_t begin,
+                           int64_t end);
 
 // y[i] = keep(i) ? x[i] * scale : 0; the backward pass is the same call on dy.
 void dropout_apply(const float* x, float* y, uint64_t key, uint32_t threshold, float scale, int64_t begin,

@@ -1,0 +1,171 @@
+#include "models/trainer.h"
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <random>
+
+#include "fixtures.h"
+#include "graph/error.h"
+
+namespace dgcn {
+namespace {
+
+// 400 nodes in 4 communities (dense inside, sparse across); features are the
+// community's one-hot code buried in noise, so a GCN (which averages the
+// noise away over neighbours) beats a features-only model.
+GraphStore community_store(Task task = Task::kSingleLabel) {
+  const int64_t n = 400, f = 8, classes = 4;
+  std::mt19937_64 rng(3);
+  testing::EdgeList e{n, {}, {}};
+  for (int64_t v = 0; v < n; ++v) {
+    for (int k = 0; k < 6; ++k) {
+      const bool same = rng() % 10 < 9;
+      int64_t u = static_cast<int64_t>(rng() % (n / classes)) * classes;
+      u += same ? v % classes : static_cast<int64_t>(rng() % classes);
+      if (u != v) e.add(v, u);
+    }
+  }
+  GraphStore s = testing::make_store(e, f, classes);
+  std::normal_distribution<float> noise(0.0f, 2.0f);
+  std::vector<float> feats(static_cast<size_t>(n * f));
+  for (int64_t v = 0; v < n; ++v)
+    for (int64_t c = 0; c < f; ++c) feats[v * f + c] = (c == v % classes ? 1.0f : 0.0f) + noise(rng);
+  s.features = Buffer::from_vector(std::move(feats));
+  if (task == Task::kMultiLabel) {
+    // Class c of node v: c == v % 4, and class 3 also for even communities.
+    std::vector<uint8_t> bits(static_cast<size_t>(n));
+    for (int64_t v = 0; v < n; ++v) bits[v] = static_cast<uint8_t>((1 << (v % 4)) | ((v % 2 == 0) ? 8 : 0));
+    s.task = Task::kMultiLabel;
+    s.labels = Buffer::from_vector(std::move(bits));
+  }
+  s.validate("community store", 2);
+  return s;
+}
+
+TrainOptions small_options() {
+  TrainOptions o;
+  o.fanouts = {5, 5};
+  o.batch_size = 64;
+  o.epochs = 15;
+  o.hidden = 16;
+  o.lr = 0.02;
+  o.dropout = 0.2;
+  o.seed = 1;
+  o.compute_threads = 2;
+  o.loader_workers = 2;
+  return o;
+}
+
+TEST(Trainer, LearnsAndBeatsChance) {
+  const GraphStore s = community_store();
+  Trainer t(s, small_options());
+  std::vector<EpochReport> reports;
+  for (int64_t e = 0; e < 15; ++e) reports.push_back(t.train_epoch(e));
+  EXPECT_LT(reports.back().loss, reports.front().loss * 0.7);
+  const TrainSummary sum = t.summary();
+  EXPECT_EQ(sum.metric, "acc");
+  EXPECT_EQ(sum.epochs, 15);
+  EXPECT_GT(sum.test_metric, 0.8) << "4 classes: chance is 0.25";
+  EXPECT_EQ(reports.front().batches, 4);  // 200 train nodes / 64
+  for (const auto& r : reports) {
+    ASSERT_TRUE(r.valid_metric.has_value());
+    EXPECT_NEAR(r.epoch_s, r.sampling_wait_s + r.compute_s + r.other_s, 0.05 + 0.05 * r.epoch_s);
+  }
+  EXPECT_EQ(t.curve().size(), 15u);
+}
+
+TEST(Trainer, SameSeedSameModelWhateverTheThreads) {
+  const GraphStore s = community_store();
+  std::vector<std::string> digests;
+  for (int threads : {1, 2}) {
+    TrainOptions o = small_options();
+    o.epochs = 2;
+    o.compute_threads = threads;
+    o.loader_workers = threads;
+    Trainer t(s, o);
+    t.train_epoch(0);
+    t.train_epoch(1);
+    digests.push_back(t.summary().param_digest);
+  }
+  EXPECT_EQ(digests[0], digests[1]);
+  TrainOptions o = small_options();
+  o.epochs = 2;
+  o.seed = 2;
+  Trainer other(s, o);
+  other.train_epoch(0);
+  other.train_epoch(1);
+  EXPECT_NE(other.summary().param_digest, digests[0]);
+}
+
+TEST(Trainer, SampledEvaluationWithEveryNeighbourIsFullNeighbourEvaluation) {
+  const GraphStore s = community_store();
+  TrainOptions o = small_options();
+  o.epochs = 1;
+  o.eval_every = 5;  // evaluated only because epoch 0 is the last
+  Trainer full(s, o);
+  full.train_epoch(0);
+  const auto exact = full.evaluate();
+  TrainOptions so = o;
+  so.eval_mode = EvalMode::kSampled;
+  so.eval_fanouts = {-1, -1};
+  so.eval_batch_size = 30;
+  Trainer sampled(s, so);
+  sampled.train_epoch(0);  // same seed: same model
+  EXPECT_EQ(full.summary().param_digest, sampled.summary().param_digest);
+  const auto approx = sampled.evaluate();
+  EXPECT_DOUBLE_EQ(exact.first, approx.first);
+  EXPECT_DOUBLE_EQ(exact.second, approx.second);
+}
+
+TEST(Trainer, MultiLabelUsesMicroF1AndOtherOptions) {
+  const GraphStore s = community_store(Task::kMultiLabel);
+  TrainOptions o = small_options();
+  o.epochs = 10;
+  o.linear_head = true;
+  o.optimizer = "sgd";
+  o.lr = 0.5;
+  o.momentum = 0.9;
+  o.norm = GcnNorm::kBlock;
+  o.normalize_features = true;
+  o.eval_every = 10;
+  Trainer t(s, o);
+  for (int64_t e = 0; e < 10; ++e) {
+    const EpochReport r = t.train_epoch(e);
+    EXPECT_EQ(r.valid_metric.has_value(), e == 9);
+  }
+  const TrainSummary sum = t.summary();
+  EXPECT_EQ(sum.metric, "f1");
+  EXPECT_GT(sum.test_metric, 0.6);
+}
+
+TEST(Trainer, RejectsBadSetups) {
+  GraphStore s = community_store();
+  TrainOptions o = small_options();
+  o.optimizer = "lbfgs";
+  EXPECT_THROW(Trainer(s, o), Error);
+  o = small_options();
+  o.rank = 2;
+  o.world_size = 2;
+  EXPECT_THROW(Trainer(s, o), Error);
+  o = small_options();
+  o.eval_fanouts = {5};
+  EXPECT_THROW(Trainer(s, o), Error);
+  s.task = Task::kNone;
+  EXPECT_THROW(Trainer(s, small_options()), Error);
+}
+
+TEST(Trainer, RowNormalizedFeatures) {
+  const GraphStore s = testing::make_store(testing::cycle_edges(4), 3, 2);
+  const Buffer b = row_normalized_features(s, 2);
+  const auto v = b.as<float>();
+  // Node 1: features 1.0, 1.1, 1.2 -> divided by 3.3.
+  EXPECT_FLOAT_EQ(v[3], 1.0f / 3.3f);
+  EXPECT_FLOAT_EQ(v[3] + v[4] + v[5], 1.0f);
+  // Node 0: 0.0, 0.1, 0.2.
+  EXPECT_FLOAT_EQ(v[2], 0.2f / 0.3f);
+}
+
+}  // namespace
+}  // namespace dgcn
