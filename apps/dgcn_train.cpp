@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.lr, "Learning rate (default 0.01)")->check(CLI::PositiveNumber);
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay on every parameter (default 0)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--weight-decay-first-layer-only", o.weight_decay_first_layer_only,
+               "Apply --weight-decay to the first GCN layer only (Kipf & Welling's Cora setup)");
   app.add_option("--dropout", o.dropout, "Dropout after every hidden ReLU (default 0.5)")
       ->check(CLI::Range(0.0, 0.99));
   app.add_option("--input-dropout", o.input_dropout,

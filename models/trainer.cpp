@@ -118,13 +118,29 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
   model_ = Gcn(g);
   model_->to(o.device);
   if (sync_) sync_->attach(*model_);
+  // Parameter groups: weight decay on every parameter, or on the first GCN layer only.
+  std::vector<torch::Tensor> decayed, rest;
+  for (const auto& p : model_->named_parameters()) {
+    const bool first = p.key().rfind("conv1.", 0) == 0;
+    (o.weight_decay_first_layer_only && !first ? rest : decayed).push_back(p.value());
+  }
+  auto make_group = [&](std::vector<torch::Tensor> params, double decay) {
+    if (o.optimizer == "adam") {
+      return torch::optim::OptimizerParamGroup(
+          std::move(params),
+          std::make_unique<torch::optim::AdamOptions>(torch::optim::AdamOptions(o.lr).weight_decay(decay)));
+    }
+    return torch::optim::OptimizerParamGroup(
+        std::move(params), std::make_unique<torch::optim::SGDOptions>(
+                               torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(decay)));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.push_back(make_group(decayed, o.weight_decay));
+  if (!rest.empty()) groups.push_back(make_group(rest, 0.0));
   if (o.optimizer == "adam") {
-    impl_->optimizer = std::make_unique<torch::optim::Adam>(
-        model_->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+    impl_->optimizer = std::make_unique<torch::optim::Adam>(groups, torch::optim::AdamOptions(o.lr));
   } else {
-    impl_->optimizer = std::make_unique<torch::optim::SGD>(
-        model_->parameters(),
-        torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+    impl_->optimizer = std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(o.lr));
   }
   impl_->loader = std::make_unique<NeighborLoader>(store_, loader_options(o.fanouts, o),
                                                    o.device.is_cuda() ? pinned_batch_allocator() : nullptr);

@@ -55,8 +55,9 @@ struct TrainOptions {
   double input_dropout = 0.0;
   double lr = 0.01;
   double weight_decay = 0.0;
-  std::string optimizer = "adam";  // adam | sgd
-  double momentum = 0.0;           // sgd only
+  bool weight_decay_first_layer_only = false;  // Kipf & Welling's (and PyG's gcn.py) Cora setup
+  std::string optimizer = "adam";              // adam | sgd
+  double momentum = 0.0;                       // sgd only
   GcnNorm norm = GcnNorm::kFullGraph;
   bool normalize_features = false;  // divide each feature row by its sum (PyG's NormalizeFeatures)
   c10::Device device = c10::Device(c10::DeviceType::CPU);

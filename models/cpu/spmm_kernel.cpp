@@ -1,5 +1,7 @@
 #include "models/cpu/spmm_kernel.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -74,7 +76,99 @@ __attribute__((always_inline)) inline void scatter_body(const CsrRef<Index>& a, 
   }
 }
 
-// One clone per instruction set; the loader picks the best the CPU has.
+// Note [AVX-512 row kernel]
+// The generic loop keeps the output row in memory and, with a run-time
+// width, gets a scalar remainder; measured here it costs ~14 ns per entry
+// even with x in cache. The AVX-512 kernel keeps the whole output row in
+// registers (up to 8 x 16 floats: widths <= 128 in one pass, wider rows in
+// blocks of 128 features), handles the last partial vector with a masked
+// load/store, and prefetches inside the entry loop: ~7 ns per entry in
+// cache, and 1.3-2x the generic loop on products-like blocks.
+#define DGCN_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
+constexpr int64_t kMaxVectors = 8;  // 128 floats
+
+template <int NV, class Index>
+DGCN_AVX512 __attribute__((always_inline)) inline void row_avx512(const CsrRef<Index>& a,
+                                                                  const float* __restrict x, int64_t ldx,
+                                                                  float* __restrict yr, int64_t e0,
+                                                                  int64_t e1, __mmask16 tail, int64_t end,
+                                                                  int64_t prefetch_bytes) {
+  __m512 acc[NV];
+  for (int v = 0; v < NV; ++v) acc[v] = _mm512_setzero_ps();
+  for (int64_t e = e0; e < e1; ++e) {
+    if (e + kPrefetchAhead < end) {
+      const char* p =
+          reinterpret_cast<const char*>(x + static_cast<int64_t>(a.indices[e + kPrefetchAhead]) * ldx);
+      for (int64_t c = 0; c < prefetch_bytes; c += 64) _mm_prefetch(p + c, _MM_HINT_T0);
+    }
+    const __m512 w = _mm512_set1_ps(a.values ? a.values[e] : 1.0f);
+    const float* xr = x + static_cast<int64_t>(a.indices[e]) * ldx;
+    for (int v = 0; v < NV - 1; ++v) acc[v] = _mm512_fmadd_ps(w, _mm512_loadu_ps(xr + 16 * v), acc[v]);
+    acc[NV - 1] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, xr + 16 * (NV - 1)), acc[NV - 1]);
+  }
+  for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(yr + 16 * v, acc[v]);
+  _mm512_mask_storeu_ps(yr + 16 * (NV - 1), tail, acc[NV - 1]);
+}
+
+// Rows [rb, re), features [f0, f0 + width) with width in (16 (NV-1), 16 NV].
+template <int NV, class Index>
+DGCN_AVX512 void rows_avx512(const CsrRef<Index>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                             int64_t width, int64_t rb, int64_t re) {
+  const int64_t rem = width - 16 * (NV - 1);
+  const auto tail = static_cast<__mmask16>(rem == 16 ? 0xFFFF : (1u << rem) - 1);
+  const int64_t end = a.indptr[re];
+  const int64_t prefetch_bytes = width * static_cast<int64_t>(sizeof(float));
+  for (int64_t r = rb; r < re; ++r) {
+    row_avx512<NV>(a, x, ldx, y + r * ldy, a.indptr[r], a.indptr[r + 1], tail, end, prefetch_bytes);
+  }
+}
+
+template <class Index>
+void spmm_rows_avx512(const CsrRef<Index>& a, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t f,
+                      int64_t rb, int64_t re) {
+  for (int64_t f0 = 0; f0 < f; f0 += 16 * kMaxVectors) {
+    const int64_t width = std::min<int64_t>(16 * kMaxVectors, f - f0);
+    const float* xs = x + f0;
+    float* ys = y + f0;
+    switch ((width + 15) / 16) {
+      case 1:
+        rows_avx512<1>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+      case 2:
+        rows_avx512<2>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+      case 3:
+        rows_avx512<3>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+      case 4:
+        rows_avx512<4>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+      case 5:
+        rows_avx512<5>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+      case 6:
+        rows_avx512<6>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+      case 7:
+        rows_avx512<7>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+      default:
+        rows_avx512<8>(a, xs, ldx, ys, ldy, width, rb, re);
+        break;
+    }
+  }
+}
+
+bool have_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+  }();
+  return yes;
+}
+
+// Generic loops: one clone per instruction set; the loader picks the best the CPU has.
 #define DGCN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
 DGCN_SIMD_CLONES void rows_i32(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
@@ -99,11 +193,25 @@ DGCN_SIMD_CLONES void scatter_i64(const CsrRef<int64_t>& a, const float* x, int6
 template <>
 void spmm_rows<int32_t>(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
                         int64_t f, int64_t row_begin, int64_t row_end) {
-  if (row_begin < row_end && f > 0) rows_i32(a, x, ldx, y, ldy, f, row_begin, row_end);
+  if (row_begin >= row_end || f <= 0) return;
+  if (have_avx512()) return spmm_rows_avx512(a, x, ldx, y, ldy, f, row_begin, row_end);
+  rows_i32(a, x, ldx, y, ldy, f, row_begin, row_end);
 }
 template <>
 void spmm_rows<int64_t>(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
                         int64_t f, int64_t row_begin, int64_t row_end) {
+  if (row_begin >= row_end || f <= 0) return;
+  if (have_avx512()) return spmm_rows_avx512(a, x, ldx, y, ldy, f, row_begin, row_end);
+  rows_i64(a, x, ldx, y, ldy, f, row_begin, row_end);
+}
+template <>
+void spmm_rows_portable<int32_t>(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                                 int64_t f, int64_t row_begin, int64_t row_end) {
+  if (row_begin < row_end && f > 0) rows_i32(a, x, ldx, y, ldy, f, row_begin, row_end);
+}
+template <>
+void spmm_rows_portable<int64_t>(const CsrRef<int64_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
+                                 int64_t f, int64_t row_begin, int64_t row_end) {
   if (row_begin < row_end && f > 0) rows_i64(a, x, ldx, y, ldy, f, row_begin, row_end);
 }
 template <>
@@ -165,8 +273,8 @@ template void transpose<int32_t>(const CsrRef<int32_t>&, int64_t*, int32_t*, flo
 template void transpose<int64_t>(const CsrRef<int64_t>&, int64_t*, int64_t*, float*);
 
 const char* simd_level() {
+  if (have_avx512()) return "avx512";
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return "avx512";
   if (__builtin_cpu_supports("x86-64-v3")) return "avx2";
   return "baseline";
 }

@@ -35,6 +35,12 @@ template <class Index>
 void spmm_rows(const CsrRef<Index>& a, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t f,
                int64_t row_begin, int64_t row_end);
 
+// The portable loop spmm_rows falls back to without AVX-512 (compiled for
+// AVX2 and baseline x86-64); exposed so the tests cover it on any CPU.
+template <class Index>
+void spmm_rows_portable(const CsrRef<Index>& a, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t f,
+                        int64_t row_begin, int64_t row_end);
+
 // Row boundaries [0 = b_0 <= b_1 <= ... <= b_parts = num_rows] that split the
 // rows into `parts` ranges of about equal work (entries + rows).
 std::vector<int64_t> balanced_row_splits(const int64_t* indptr, int64_t num_rows, int64_t parts);

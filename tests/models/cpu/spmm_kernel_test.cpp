@@ -72,7 +72,7 @@ void check_against_reference(int64_t f) {
 
 TEST(SpmmKernel, MatchesDenseReferenceForManyWidths) {
   // Widths around the vector lengths (8, 16) and the real ones (47, 100, 128).
-  for (int64_t f : {1, 7, 8, 16, 17, 47, 100, 128}) {
+  for (int64_t f : {1, 7, 8, 16, 17, 47, 100, 128, 129, 200, 256}) {
     check_against_reference<int32_t>(f);
     check_against_reference<int64_t>(f);
   }
