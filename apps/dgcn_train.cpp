@@ -16,7 +16,11 @@
 #include <string>
 #include <vector>
 
+#if __has_include("datasets/synthetic.h")  // the generator (dgcn-prep synthetic) may land after this app
 #include "datasets/synthetic.h"
+#define DGCN_HAVE_SYNTHETIC 1
+#endif
+#include "graph/error.h"
 #include "graph/gcn_format.h"
 #include "graph/parallel.h"
 #include "models/cpu_allocator.h"
@@ -89,6 +93,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch (default 1024)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-batches", o.max_batches,
+                 "Train only the first N batches of every epoch (timing runs; default 0: all)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--hidden", o.hidden, "Hidden features of every GCN layer (default 128)")
       ->check(CLI::PositiveNumber);
   app.add_option("--epochs", o.epochs, "Epochs to train (default 10)")->check(CLI::NonNegativeNumber);
@@ -129,8 +136,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--eval", a.eval,
                  "full: layer-wise full-neighbour inference (exact); sampled: the sampled forward pass over "
-                 "batches of evaluation nodes (default full)")
-      ->check(CLI::IsMember({"full", "sampled"}));
+                 "batches of evaluation nodes; none: no evaluation, for timing runs (default full)")
+      ->check(CLI::IsMember({"full", "sampled", "none"}));
   app.add_option("--eval-num-neighbors", o.eval_fanouts,
                  "Fanouts of --eval sampled (default: --num-neighbors)")
       ->delimiter(',');
@@ -156,7 +163,9 @@ int main(int argc, char** argv) {
     o.compute_threads = threads;
     o.linear_head = a.head == "linear";
     o.norm = dgcn::parse_gcn_norm(a.norm);
-    o.eval_mode = a.eval == "full" ? dgcn::EvalMode::kFullNeighbour : dgcn::EvalMode::kSampled;
+    o.eval_mode = a.eval == "full"      ? dgcn::EvalMode::kFullNeighbour
+                  : a.eval == "sampled" ? dgcn::EvalMode::kSampled
+                                        : dgcn::EvalMode::kNone;
     if (a.device == "cuda") {
       if (!torch::cuda::is_available() || !dgcn::spmm_has_cuda()) {
         std::cerr << "dgcn-train: --device cuda needs a GPU and a build against a CUDA LibTorch\n";
@@ -168,9 +177,14 @@ int main(int argc, char** argv) {
     dgcn::GraphStore store;
     std::string source;
     if (a.data.empty()) {
+#ifdef DGCN_HAVE_SYNTHETIC
       spdlog::info("no --data: generating the synthetic '{}' preset in memory", a.preset);
       store = dgcn::datasets::generate_synthetic(dgcn::datasets::synthetic_preset(a.preset), threads);
       source = "synthetic:" + a.preset;
+#else
+      throw dgcn::Error("no --data given, and this build has no synthetic generator to make the '" +
+                        a.preset + "' preset; pass --data FILE.gcn");
+#endif
     } else {
       dgcn::LoadOptions load;
       load.threads = threads;
@@ -218,6 +232,12 @@ int main(int argc, char** argv) {
         {"eval_s", s.eval_s},
         {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
         {"param_digest", s.param_digest}};
+    if (s.best_epoch < 0) {  // never evaluated (--eval none)
+      for (const std::string& k : {"valid_" + metric, "test_" + metric, "best_valid_" + metric,
+                                   "test_" + metric + "_at_best_valid"}) {
+        out[k] = nullptr;
+      }
+    }
     std::cout << out.dump() << std::endl;
     return 0;
   } catch (const std::exception& e) {

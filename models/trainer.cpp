@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "graph/error.h"
@@ -94,9 +95,11 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
   DGCN_CHECK(o.optimizer == "adam" || o.optimizer == "sgd", "train: unknown optimizer '{}' (adam or sgd)",
              o.optimizer);
   DGCN_CHECK(
-      o.epochs >= 0 && o.batch_size >= 1 && o.eval_every >= 1 && o.eval_batch_size >= 1,
-      "train: epochs {}, batch size {}, eval every {}, eval batch size {}: expected >= 0, >= 1, >= 1, >= 1",
-      o.epochs, o.batch_size, o.eval_every, o.eval_batch_size);
+      o.epochs >= 0 && o.batch_size >= 1 && o.max_batches >= 0 && o.eval_every >= 1 && o.eval_batch_size >= 1,
+      "train: epochs {}, batch size {}, max batches {}, eval every {}, eval batch size {}: expected >= 0, >= "
+      "1, "
+      ">= 0, >= 1, >= 1",
+      o.epochs, o.batch_size, o.max_batches, o.eval_every, o.eval_batch_size);
   DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
              "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
@@ -168,7 +171,8 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   shard_options.world_size = o.world_size;
   shard_options.batch_size = o.batch_size;
   EpochPlan plan = plan_epoch(store_.train_nodes(), shard_options);
-  const int64_t num_batches = plan.num_batches;
+  const int64_t num_batches =
+      o.max_batches > 0 ? std::min(plan.num_batches, o.max_batches) : plan.num_batches;
   impl_->loader->start_epoch(std::move(plan));
 
   EpochReport r;
@@ -177,6 +181,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   const auto epoch_start = Clock::now();
   auto last_progress = epoch_start;
   for (;;) {
+    if (r.batches == num_batches) break;  // with max_batches, the next start_epoch drops the rest
     auto t = Clock::now();
     std::optional<LoadedBatch> batch = impl_->loader->next();
     r.sampling_wait_s += seconds_since(t);
@@ -227,7 +232,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   r.train_metric = sums.value(store_.task);
 
   CurvePoint point{epoch, r.loss, r.train_metric, 0, 0, false};
-  if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {
+  if (o.eval_mode != EvalMode::kNone && ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs)) {
     const auto t = Clock::now();
     auto [valid, test] = evaluate();
     r.eval_s = seconds_since(t);
@@ -284,6 +289,7 @@ MetricSums Trainer::sampled_eval(std::span<const int64_t> nodes) {
 }
 
 std::pair<double, double> Trainer::evaluate() {
+  TORCH_CHECK(options_.eval_mode != EvalMode::kNone, "evaluate: evaluation is off (EvalMode::kNone)");
   const std::vector<int64_t> valid = shard(store_.valid_nodes());
   const std::vector<int64_t> test = shard(store_.test_nodes());
   MetricSums v, t;

@@ -43,11 +43,13 @@ namespace dgcn {
 enum class EvalMode {
   kFullNeighbour,  // layer-wise inference over every neighbour (exact)
   kSampled,        // the sampled forward pass over batches of eval nodes
+  kNone,           // no evaluation (timing runs)
 };
 
 struct TrainOptions {
   std::vector<int64_t> fanouts{15, 10, 5};  // one per GCN layer, hop 0 first; -1 = all neighbours
   int64_t batch_size = 1024;
+  int64_t max_batches = 0;  // > 0: train only the first max_batches batches of each epoch (timing runs)
   int64_t epochs = 10;
   int64_t hidden = 128;
   bool linear_head = false;

@@ -140,6 +140,22 @@ TEST(Trainer, MultiLabelUsesMicroF1AndOtherOptions) {
   EXPECT_GT(sum.test_metric, 0.6);
 }
 
+TEST(Trainer, TimingRunsStopEarlyAndSkipEvaluation) {
+  const GraphStore s = community_store();
+  TrainOptions o = small_options();
+  o.epochs = 2;
+  o.max_batches = 2;  // of 4
+  o.eval_mode = EvalMode::kNone;
+  Trainer t(s, o);
+  for (int64_t e = 0; e < 2; ++e) {
+    const EpochReport r = t.train_epoch(e);  // epoch 1 starts while epoch 0's batches 2, 3 may be in flight
+    EXPECT_EQ(r.batches, 2);
+    EXPECT_FALSE(r.valid_metric.has_value());
+  }
+  EXPECT_EQ(t.summary().best_epoch, -1);
+  EXPECT_THROW(t.evaluate(), c10::Error);
+}
+
 TEST(Trainer, RejectsBadSetups) {
   GraphStore s = community_store();
   TrainOptions o = small_options();
@@ -151,6 +167,9 @@ TEST(Trainer, RejectsBadSetups) {
   EXPECT_THROW(Trainer(s, o), Error);
   o = small_options();
   o.eval_fanouts = {5};
+  EXPECT_THROW(Trainer(s, o), Error);
+  o = small_options();
+  o.max_batches = -1;
   EXPECT_THROW(Trainer(s, o), Error);
   s.task = Task::kNone;
   EXPECT_THROW(Trainer(s, small_options()), Error);
