@@ -1,0 +1,408 @@
+// See Note [Sampling a hop] and Note [Relabelling map] in neighbor_kernel.h.
+#include "sampling/cpu/neighbor_kernel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+
+#include "graph/error.h"
+#include "graph/parallel.h"
+#include "sampling/random.h"
+
+namespace dgcn {
+
+namespace {
+
+using sampling_detail::kChunkRows;
+using sampling_detail::ThreadScratch;
+
+// How far ahead each pass prefetches (rows, rows, edges), and how much of a
+// neighbour row it prefetches. Measured on products-scale graphs; the work is
+// random reads, and these keep enough of them in flight.
+constexpr int64_t kIndptrPrefetchRows = 16;
+constexpr int64_t kRowPrefetchRows = 8;
+constexpr int64_t kRowPrefetchBytes = 256;
+constexpr int64_t kMapPrefetchEdges = 32;
+// Floyd's algorithm checks earlier picks by a linear scan up to this k, and
+// through a stamped mark per row position above it.
+constexpr int64_t kFloydScanMax = 32;
+
+inline void prefetch(const void* p) {
+  __builtin_prefetch(p, 0, 3);
+}
+
+inline void prefetch_bytes(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  bytes = std::min(bytes, kRowPrefetchBytes);
+  for (int64_t off = 0; off < bytes; off += 64) prefetch(c + off);
+}
+
+// Runs fn(chunk, thread) for every chunk in [0, n), handed out dynamically to
+// up to `threads` threads; inline when one thread suffices.
+template <class F>
+void for_each_chunk(int64_t n, int threads, F&& fn) {
+  if (threads <= 1 || n <= 1) {
+    for (int64_t c = 0; c < n; ++c) fn(c, 0);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  const int t_count = static_cast<int>(std::min<int64_t>(threads, n));
+  parallel_for(t_count, t_count, [&](int64_t, int64_t, int t) {
+    for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < n;
+         c = next.fetch_add(1, std::memory_order_relaxed)) {
+      fn(c, t);
+    }
+  });
+}
+
+inline std::atomic_ref<uint32_t> entry(uint32_t* map, int64_t v) {
+  return std::atomic_ref<uint32_t>(map[v]);
+}
+
+template <class Id>
+class BatchSampler {
+ public:
+  BatchSampler(const Csr& graph, std::span<const Id> indices, const SamplerOptions& options,
+               const BatchKey& key, SamplerScratch::Impl& s, SampledBatch& out)
+      : indptr_(graph.indptr().data()),
+        indices_(indices.data()),
+        num_nodes_(graph.num_nodes()),
+        options_(options),
+        key_(key),
+        s_(s),
+        out_(out) {}
+
+  void run(std::span<const int64_t> seeds) {
+    const int num_layers = static_cast<int>(options_.fanouts.size());
+    out_.epoch = key_.epoch;
+    out_.index = key_.batch;
+    out_.num_seeds = static_cast<int64_t>(seeds.size());
+    out_.num_nodes_per_hop.assign(1, out_.num_seeds);
+    out_.num_edges_per_hop.clear();
+    out_.blocks.resize(num_layers);
+    Block& full = out_.blocks[0];
+    full.indptr.assign(1, 0);
+    full.indices.clear();
+
+    const uint64_t window = open_window();
+    // However the batch ends, later batches must see its map entries as
+    // stale: move the window past everything this batch may have written.
+    struct AdvanceBase {
+      SamplerScratch::Impl& s;
+      uint64_t by;
+      ~AdvanceBase() { s.base = static_cast<uint32_t>(s.base + by); }
+    } advance{s_, window};
+
+    insert_seeds(seeds);
+    bool any_parallel = false;
+    int64_t hop_begin = 0;
+    for (int h = 0; h < num_layers; ++h) {
+      const int64_t hop_end = static_cast<int64_t>(out_.n_id.size());
+      any_parallel |= sample_hop(h, hop_begin, hop_end);
+      out_.num_nodes_per_hop.push_back(static_cast<int64_t>(out_.n_id.size()) - hop_end);
+      hop_begin = hop_end;
+    }
+    if (!any_parallel) advance.by = out_.n_id.size();
+    build_blocks();
+  }
+
+ private:
+  // Reserves this batch's window of map values (Note [Relabelling map]).
+  uint64_t open_window() {
+    if (s_.map.size() != static_cast<size_t>(num_nodes_)) {
+      s_.map.assign(static_cast<size_t>(num_nodes_), 0);
+      s_.base = 1;
+    }
+    const uint64_t window = static_cast<uint64_t>(num_nodes_) + max_chunks() + 2;
+    if (s_.base + window > std::numeric_limits<uint32_t>::max()) {
+      std::fill(s_.map.begin(), s_.map.end(), 0u);
+      s_.base = 1;
+    }
+    return window;
+  }
+  uint64_t max_chunks() const { return static_cast<uint64_t>(num_nodes_ / kChunkRows + 1); }
+  uint32_t claim_value(int64_t chunk) const {
+    return s_.base + static_cast<uint32_t>(num_nodes_) + static_cast<uint32_t>(chunk);
+  }
+  uint32_t listed_value() const { return s_.base + static_cast<uint32_t>(num_nodes_ + max_chunks() + 1); }
+
+  void insert_seeds(std::span<const int64_t> seeds) {
+    out_.n_id.assign(seeds.begin(), seeds.end());
+    uint32_t* map = s_.map.data();
+    const uint32_t base = s_.base;
+    const auto n = static_cast<int64_t>(seeds.size());
+    for (int64_t i = 0; i < n; ++i) {
+      if (i + kMapPrefetchEdges < n) prefetch(map + seeds[i + kMapPrefetchEdges]);
+      const uint32_t earlier = map[seeds[i]] - base;
+      DGCN_CHECK(earlier >= static_cast<uint64_t>(i),
+                 "sample_neighbors: seed {} appears twice (seeds[{}] and seeds[{}]); seeds must be distinct",
+                 seeds[i], earlier, i);
+      map[seeds[i]] = base + static_cast<uint32_t>(i);
+    }
+  }
+
+  int64_t sampled_count(int64_t degree, int64_t fanout) const {
+    if (fanout < 0) return degree;
+    if (options_.replace) return degree > 0 ? fanout : 0;
+    return std::min(fanout, degree);
+  }
+
+  // Samples the rows [begin, end) of n_id (the nodes first reached at hop h);
+  // returns whether the relabelling ran in parallel.
+  bool sample_hop(int h, int64_t begin, int64_t end) {
+    const int64_t rows = end - begin;
+    const int64_t fanout = options_.fanouts[h];
+    const int64_t num_chunks = (rows + kChunkRows - 1) / kChunkRows;
+    const bool parallel = options_.num_threads > 1 && num_chunks > 1;
+    const int threads = parallel ? static_cast<int>(std::min<int64_t>(options_.num_threads, num_chunks)) : 1;
+    if (s_.threads.size() < static_cast<size_t>(threads)) s_.threads.resize(threads);
+
+    Block& full = out_.blocks[0];
+    DGCN_ASSERT(static_cast<int64_t>(full.indptr.size()) == begin + 1);
+    full.indptr.resize(end + 1);
+    s_.row_start.resize(rows);
+    s_.row_degree.resize(rows);
+    s_.chunk_edges.assign(num_chunks + 1, 0);
+
+    for_each_chunk(num_chunks, threads,
+                   [&](int64_t c, int) { s_.chunk_edges[c + 1] = read_rows(c, begin, rows, fanout); });
+    for (int64_t c = 0; c < num_chunks; ++c) s_.chunk_edges[c + 1] += s_.chunk_edges[c];
+    const int64_t num_edges = s_.chunk_edges[num_chunks];
+    const int64_t edge_base = full.indptr[begin];
+    s_.neighbours.resize(num_edges);
+    full.indices.resize(edge_base + num_edges);
+
+    for_each_chunk(num_chunks, threads, [&](int64_t c, int t) {
+      sample_rows(h, c, begin, rows, fanout, edge_base, s_.threads[t]);
+      if (parallel) claim(c, edge_base, begin + rows);
+    });
+    if (parallel) {
+      relabel_parallel(num_chunks, threads, edge_base, end);
+    } else {
+      relabel_sequential(edge_base, num_edges);
+    }
+    out_.num_edges_per_hop.push_back(num_edges);
+    return parallel;
+  }
+
+  // Pass 1 over chunk c: row starts and degrees, sampled counts into indptr.
+  int64_t read_rows(int64_t c, int64_t begin, int64_t rows, int64_t fanout) {
+    const int64_t* nodes = out_.n_id.data() + begin;
+    int64_t* counts = out_.blocks[0].indptr.data() + begin + 1;
+    const int64_t r0 = c * kChunkRows, r1 = std::min(rows, r0 + kChunkRows);
+    int64_t total = 0;
+    for (int64_t r = r0; r < r1; ++r) {
+      if (r + kIndptrPrefetchRows < rows) {
+        const int64_t* p = indptr_ + nodes[r + kIndptrPrefetchRows];
+        prefetch(p);
+        prefetch(p + 1);
+      }
+      const int64_t v = nodes[r];
+      const int64_t start = indptr_[v], degree = indptr_[v + 1] - start;
+      s_.row_start[r] = start;
+      s_.row_degree[r] = degree;
+      counts[r] = sampled_count(degree, fanout);
+      total += counts[r];
+    }
+    return total;
+  }
+
+  // Pass 2 over chunk c: global ids of the picked neighbours, in row order;
+  // turns the counts in indptr into offsets.
+  void sample_rows(int h, int64_t c, int64_t begin, int64_t rows, int64_t fanout, int64_t edge_base,
+                   ThreadScratch& ts) {
+    Rng rng(stream_key(key_.seed, {static_cast<uint64_t>(key_.epoch), static_cast<uint64_t>(key_.batch),
+                                   static_cast<uint64_t>(h), static_cast<uint64_t>(c)}));
+    int64_t* offsets = out_.blocks[0].indptr.data() + begin + 1;
+    int64_t* dst = s_.neighbours.data();
+    int64_t e = s_.chunk_edges[c];
+    const int64_t r0 = c * kChunkRows, r1 = std::min(rows, r0 + kChunkRows);
+    const bool replace = options_.replace;
+    for (int64_t r = r0; r < r1; ++r) {
+      if (r + kRowPrefetchRows < rows) {
+        prefetch_bytes(indices_ + s_.row_start[r + kRowPrefetchRows],
+                       s_.row_degree[r + kRowPrefetchRows] * static_cast<int64_t>(sizeof(Id)));
+      }
+      const Id* row = indices_ + s_.row_start[r];
+      const int64_t degree = s_.row_degree[r];
+      const int64_t count = offsets[r];
+      if (fanout < 0 || (!replace && count == degree)) {
+        for (int64_t j = 0; j < degree; ++j) dst[e + j] = row[j];
+      } else if (replace) {
+        for (int64_t j = 0; j < count; ++j) dst[e + j] = row[rng.below(degree)];
+      } else if (count <= kFloydScanMax) {
+        floyd_scan(rng, row, degree, count, dst + e);
+      } else {
+        floyd_marked(rng, row, degree, count, dst + e, ts);
+      }
+      e += count;
+      offsets[r] = edge_base + e;
+    }
+  }
+
+  // Floyd's algorithm: k distinct positions of [0, degree), uniformly, with k
+  // draws; for j = degree-k .. degree-1 pick t in [0, j], take j if t was
+  // already taken, else t.
+  static void floyd_scan(Rng& rng, const Id* row, int64_t degree, int64_t k, int64_t* dst) {
+    int64_t picks[kFloydScanMax];
+    for (int64_t n = 0, j = degree - k; j < degree; ++j, ++n) {
+      auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j + 1)));
+      for (int64_t i = 0; i < n; ++i) {
+        if (picks[i] == t) {
+          t = j;
+          break;
+        }
+      }
+      picks[n] = t;
+      dst[n] = row[t];
+    }
+  }
+
+  static void floyd_marked(Rng& rng, const Id* row, int64_t degree, int64_t k, int64_t* dst,
+                           ThreadScratch& ts) {
+    if (ts.marks.size() < static_cast<size_t>(degree)) ts.marks.resize(degree, 0);
+    if (++ts.stamp == 0) {
+      std::fill(ts.marks.begin(), ts.marks.end(), 0u);
+      ts.stamp = 1;
+    }
+    for (int64_t n = 0, j = degree - k; j < degree; ++j, ++n) {
+      auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j + 1)));
+      if (ts.marks[t] == ts.stamp) t = j;
+      ts.marks[t] = ts.stamp;
+      dst[n] = row[t];
+    }
+  }
+
+  // Sequential pass 3: first appearance in edge order gets the next id.
+  void relabel_sequential(int64_t edge_base, int64_t num_edges) {
+    uint32_t* map = s_.map.data();
+    const uint32_t base = s_.base;
+    const int64_t* nbr = s_.neighbours.data();
+    int32_t* dst = out_.blocks[0].indices.data() + edge_base;
+    auto assigned = static_cast<uint32_t>(out_.n_id.size());
+    for (int64_t j = 0; j < num_edges; ++j) {
+      if (j + kMapPrefetchEdges < num_edges) prefetch(map + nbr[j + kMapPrefetchEdges]);
+      const int64_t u = nbr[j];
+      uint32_t local = map[u] - base;
+      if (local >= assigned) {
+        local = assigned++;
+        map[u] = base + local;
+        out_.n_id.push_back(u);
+      }
+      dst[j] = static_cast<int32_t>(local);
+    }
+  }
+
+  // Parallel pass 3, step claim (chunk c, right after sampling it): resolve
+  // edges to nodes of earlier hops, mark the rest -1 and claim their targets.
+  void claim(int64_t c, int64_t edge_base, int64_t assigned) {
+    uint32_t* map = s_.map.data();
+    const uint32_t base = s_.base;
+    const uint32_t claims_begin = claim_value(0), mine = claim_value(c);
+    const int64_t* nbr = s_.neighbours.data();
+    int32_t* dst = out_.blocks[0].indices.data() + edge_base;
+    const int64_t e0 = s_.chunk_edges[c], e1 = s_.chunk_edges[c + 1];
+    for (int64_t j = e0; j < e1; ++j) {
+      if (j + kMapPrefetchEdges < e1) prefetch(map + nbr[j + kMapPrefetchEdges]);
+      auto ref = entry(map, nbr[j]);
+      uint32_t m = ref.load(std::memory_order_relaxed);
+      if (m - base < static_cast<uint64_t>(assigned)) {
+        dst[j] = static_cast<int32_t>(m - base);
+        continue;
+      }
+      dst[j] = -1;
+      while ((m < claims_begin || m > mine) &&
+             !ref.compare_exchange_weak(m, mine, std::memory_order_relaxed)) {
+      }
+    }
+  }
+
+  void relabel_parallel(int64_t num_chunks, int threads, int64_t edge_base, int64_t assigned) {
+    uint32_t* map = s_.map.data();
+    const uint32_t base = s_.base;
+    const uint32_t listed = listed_value();
+    const int64_t* nbr = s_.neighbours.data();
+    int32_t* dst = out_.blocks[0].indices.data() + edge_base;
+    if (s_.chunk_new.size() < static_cast<size_t>(num_chunks)) s_.chunk_new.resize(num_chunks);
+    // list: the targets chunk c claimed, in order of first appearance in c.
+    for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
+      const uint32_t mine = claim_value(c);
+      auto& fresh = s_.chunk_new[c];
+      fresh.clear();
+      for (int64_t j = s_.chunk_edges[c]; j < s_.chunk_edges[c + 1]; ++j) {
+        if (dst[j] >= 0) continue;
+        auto ref = entry(map, nbr[j]);
+        if (ref.load(std::memory_order_relaxed) == mine) {
+          ref.store(listed, std::memory_order_relaxed);
+          fresh.push_back(nbr[j]);
+        }
+      }
+    });
+    s_.chunk_new_offset.assign(num_chunks + 1, 0);
+    for (int64_t c = 0; c < num_chunks; ++c) {
+      s_.chunk_new_offset[c + 1] = s_.chunk_new_offset[c] + static_cast<int64_t>(s_.chunk_new[c].size());
+    }
+    out_.n_id.resize(assigned + s_.chunk_new_offset[num_chunks]);
+    // assign: final ids in chunk order, then list order.
+    for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
+      const int64_t first = assigned + s_.chunk_new_offset[c];
+      const auto& fresh = s_.chunk_new[c];
+      for (size_t i = 0; i < fresh.size(); ++i) {
+        entry(map, fresh[i]).store(base + static_cast<uint32_t>(first + i), std::memory_order_relaxed);
+        out_.n_id[first + i] = fresh[i];
+      }
+    });
+    // resolve: every edge left at -1 reads its target's final id.
+    for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
+      for (int64_t j = s_.chunk_edges[c]; j < s_.chunk_edges[c + 1]; ++j) {
+        if (dst[j] < 0)
+          dst[j] = static_cast<int32_t>(entry(map, nbr[j]).load(std::memory_order_relaxed) - base);
+      }
+    });
+  }
+
+  // blocks[0] was built in place over all hops; the later layers' blocks are
+  // its row prefixes (sampled_batch.h).
+  void build_blocks() {
+    const int num_layers = static_cast<int>(out_.blocks.size());
+    const int64_t total = static_cast<int64_t>(out_.n_id.size());
+    Block& full = out_.blocks[0];
+    full.num_src = total;
+    full.num_dst = out_.nodes_within(num_layers - 1);
+    DGCN_ASSERT(static_cast<int64_t>(full.indptr.size()) == full.num_dst + 1);
+    for (int l = 1; l < num_layers; ++l) {
+      Block& b = out_.blocks[l];
+      b.num_dst = out_.nodes_within(num_layers - 1 - l);
+      b.num_src = out_.nodes_within(num_layers - l);
+      b.indptr.assign(full.indptr.begin(), full.indptr.begin() + b.num_dst + 1);
+      b.indices.assign(full.indices.begin(), full.indices.begin() + b.indptr.back());
+    }
+  }
+
+  const int64_t* indptr_;
+  const Id* indices_;
+  int64_t num_nodes_;
+  const SamplerOptions& options_;
+  const BatchKey& key_;
+  SamplerScratch::Impl& s_;
+  SampledBatch& out_;
+};
+
+}  // namespace
+
+template <class Id>
+void sample_neighbors_kernel(const Csr& graph, std::span<const Id> indices, std::span<const int64_t> seeds,
+                             const SamplerOptions& options, const BatchKey& key,
+                             SamplerScratch::Impl& scratch, SampledBatch& out) {
+  BatchSampler<Id>(graph, indices, options, key, scratch, out).run(seeds);
+}
+
+template void sample_neighbors_kernel<int32_t>(const Csr&, std::span<const int32_t>, std::span<const int64_t>,
+                                               const SamplerOptions&, const BatchKey&, SamplerScratch::Impl&,
+                                               SampledBatch&);
+template void sample_neighbors_kernel<int64_t>(const Csr&, std::span<const int64_t>, std::span<const int64_t>,
+                                               const SamplerOptions&, const BatchKey&, SamplerScratch::Impl&,
+                                               SampledBatch&);
+
+}  // namespace dgcn

@@ -1,0 +1,94 @@
+// The CPU kernel of sample_neighbors (front end: sampling/neighbor_sampler.cpp),
+// compiled once per index width.
+//
+// Note [Sampling a hop]
+// The frontier of hop h (the nodes first reached at hop h) is split into
+// fixed chunks of kChunkRows rows. Chunk c of hop h draws from its own stream
+// stream_key(seed, {epoch, batch, h, c}), so the draws do not depend on which
+// thread runs the chunk. A hop runs in three passes, each over chunks:
+//   1. rows:     read indptr of each frontier node (prefetched ahead) and
+//                store (start, degree); the sampled count per row gives the
+//                block's indptr after a prefix sum over chunks.
+//   2. sample:   pick the row's neighbours (all, Floyd's algorithm without
+//                replacement, or independent draws) and write their global ids
+//                in row order; rows are prefetched a few rows ahead.
+//   3. relabel:  global -> local ids, new nodes appended to n_id in order of
+//                first appearance in the hop's edge list (chunk order, then row
+//                order). Sequentially this is one pass with the map entries
+//                prefetched ahead; in parallel it is claim / list / assign /
+//                resolve (below), which yields the same numbering.
+//
+// Note [Relabelling map]
+// A dense uint32 array over all graph nodes maps a global id to its local id
+// in the current batch. Instead of clearing it (or a hash map) per batch, each
+// batch owns a fresh window of values [base, base + window): entry m means
+// "local id m - base" when base <= m < base + assigned, and anything below
+// base is stale from an earlier batch. The next batch starts at base +
+// window, so no clearing is needed until the 32-bit values run out (then one
+// memset, every ~1000 batches at products scale). A hash map would be smaller
+// but costs several dependent reads per lookup; the dense map costs one
+// random read, which prefetching hides. Memory: 4 bytes x nodes per scratch.
+//
+// Parallel relabelling uses two more value ranges above base + num_nodes:
+// claim(c) = base + num_nodes + c, and kListed. Per hop:
+//   claim:   each edge whose target has no local id yet atomically lowers the
+//            target's entry to claim(c) (the smallest chunk holding it wins);
+//   list:    chunk c walks its edges and lists, in order, the targets whose
+//            entry is still claim(c), marking them listed;
+//   assign:  after a prefix sum over the chunks' list lengths, each chunk
+//            writes final ids (chunk offset + list position) into the map and
+//            n_id;
+//   resolve: every unresolved edge reads its target's final id.
+// The first appearance of a node is in the smallest chunk holding it, so the
+// numbering equals the sequential one.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "graph/csr.h"
+#include "sampling/neighbor_sampler.h"
+
+namespace dgcn {
+
+namespace sampling_detail {
+
+// Rows per chunk of a hop's frontier. Part of the definition of the random
+// stream (changing it changes the samples), so a constant, not an option.
+inline constexpr int64_t kChunkRows = 256;
+
+// Working memory of one thread inside a batch.
+struct ThreadScratch {
+  std::vector<int64_t> picks;   // Floyd: chosen positions of the current row
+  std::vector<uint32_t> marks;  // Floyd with large k: position -> stamp
+  uint32_t stamp = 0;
+};
+
+}  // namespace sampling_detail
+
+struct SamplerScratch::Impl {
+  // Note [Relabelling map]
+  std::vector<uint32_t> map;
+  uint32_t base = 1;
+
+  // One hop: per frontier row, the CSR row start and degree (pass 1), and the
+  // global ids of the sampled edges (pass 2).
+  std::vector<int64_t> row_start;
+  std::vector<int64_t> row_degree;
+  std::vector<int64_t> neighbours;
+  // Per chunk: first edge (relative to the hop), and, in parallel mode, the
+  // nodes it lists and their offset.
+  std::vector<int64_t> chunk_edges;
+  std::vector<std::vector<int64_t>> chunk_new;
+  std::vector<int64_t> chunk_new_offset;
+
+  std::vector<sampling_detail::ThreadScratch> threads;
+};
+
+template <class Id>
+void sample_neighbors_kernel(const Csr& graph, std::span<const Id> indices, std::span<const int64_t> seeds,
+                             const SamplerOptions& options, const BatchKey& key,
+                             SamplerScratch::Impl& scratch, SampledBatch& out);
+
+}  // namespace dgcn
