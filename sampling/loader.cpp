@@ -33,25 +33,12 @@ int64_t label_bytes_of(const GraphStore& store) {
 
 }  // namespace
 
-BatchMemory allocate_batch_memory(int64_t rows, int64_t num_features, int64_t num_seeds,
-                                  int64_t label_bytes) {
-  struct Owned {
-    Buffer features, labels;
-  };
-  auto owned = std::make_shared<Owned>();
-  owned->features = Buffer::allocate(static_cast<size_t>(rows * num_features) * sizeof(float));
-  owned->labels = Buffer::allocate(static_cast<size_t>(num_seeds * label_bytes));
-  BatchMemory m;
-  m.features = owned->features.as_mutable<float>();
-  m.labels = owned->labels.as_mutable<std::byte>();
-  m.lease = std::move(owned);
-  return m;
-}
-
 NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator)
     : store_(store),
       options_(std::move(options)),
-      allocator_(allocator ? std::move(allocator) : BatchAllocator(allocate_batch_memory)),
+      allocator_(allocator
+                     ? std::move(allocator)
+                     : BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 1)->allocator()),
       label_bytes_(label_bytes_of(store)) {
   check_sampler_options(options_.sampler, "loader");
   DGCN_CHECK(options_.num_workers >= 1, "loader: num_workers = {}, expected >= 1", options_.num_workers);

@@ -34,28 +34,12 @@
 #include <vector>
 
 #include "graph/graph_store.h"
+#include "sampling/batch_memory.h"
 #include "sampling/neighbor_sampler.h"
 #include "sampling/sampled_batch.h"
 #include "sampling/seed_partition.h"
 
 namespace dgcn {
-
-// Memory for one batch's gathered rows. `lease` keeps it alive (or returns it
-// to the caller's pool) until the batch is dropped, so a torch-side allocator
-// can hand out pinned host tensors and wrap the batch without a copy.
-struct BatchMemory {
-  std::span<float> features;    // at least rows x num_features floats
-  std::span<std::byte> labels;  // at least num_seeds x label_bytes bytes
-  std::shared_ptr<void> lease;
-};
-
-// Called from worker threads, possibly concurrently: must be thread-safe. It
-// may block (e.g. a fixed pool of pinned slots), which stalls that worker.
-using BatchAllocator =
-    std::function<BatchMemory(int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes)>;
-
-// The default allocator: plain 64-byte aligned host memory.
-BatchMemory allocate_batch_memory(int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes);
 
 struct LoaderOptions {
   SamplerOptions sampler;  // fanouts, replace, threads inside one batch
@@ -84,8 +68,9 @@ struct LoaderStats {
 
 class NeighborLoader {
  public:
-  // Starts the workers. `store` must outlive the loader. Throws dgcn::Error
-  // on invalid options.
+  // Starts the workers. `store` must outlive the loader. Without an
+  // allocator, batches get memory from a BatchMemoryPool sized for the queue.
+  // Throws dgcn::Error on invalid options.
   NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator = nullptr);
   // Stops the workers, also mid-epoch: a worker finishes the batch it is
   // sampling, which is dropped. Never waits on the consumer.
