@@ -17,12 +17,11 @@ namespace {
 using sampling_detail::kChunkRows;
 using sampling_detail::ThreadScratch;
 
-// How far ahead each pass prefetches (rows, rows, edges), and how much of a
-// neighbour row it prefetches. Measured on products-scale graphs; the work is
-// random reads, and these keep enough of them in flight.
-constexpr int64_t kIndptrPrefetchRows = 16;
-constexpr int64_t kRowPrefetchRows = 8;
-constexpr int64_t kRowPrefetchBytes = 256;
+// The work is random reads; each pass issues the prefetches of a whole chunk
+// before using the data, so many misses are in flight at once. A row taken
+// whole is prefetched up to this many bytes (the hardware prefetcher follows
+// on); seeds prefetch their map entries this many ahead.
+constexpr int64_t kRowPrefetchBytes = 512;
 constexpr int64_t kMapPrefetchEdges = 32;
 // Floyd's algorithm checks earlier picks by a linear scan up to this k, and
 // through a stamped mark per row position above it.
@@ -173,94 +172,122 @@ class BatchSampler {
     s_.neighbours.resize(num_edges);
     full.indices.resize(edge_base + num_edges);
 
-    for_each_chunk(num_chunks, threads, [&](int64_t c, int t) {
-      sample_rows(h, c, begin, rows, fanout, edge_base, s_.threads[t]);
-      if (parallel) claim(c, edge_base, begin + rows);
-    });
     if (parallel) {
+      for_each_chunk(num_chunks, threads, [&](int64_t c, int t) {
+        pick(h, c, begin, rows, fanout, edge_base, s_.threads[t]);
+        resolve(c);
+        claim(c, edge_base, end);
+      });
       relabel_parallel(num_chunks, threads, edge_base, end);
     } else {
-      relabel_sequential(edge_base, num_edges);
+      // Chunk by chunk, so the map entries resolve() prefetched are still
+      // cached when relabel() reads them.
+      for (int64_t c = 0; c < num_chunks; ++c) {
+        pick(h, c, begin, rows, fanout, edge_base, s_.threads[0]);
+        resolve(c);
+        relabel(edge_base, s_.chunk_edges[c], s_.chunk_edges[c + 1]);
+      }
     }
     out_.num_edges_per_hop.push_back(num_edges);
     return parallel;
   }
 
   // Pass 1 over chunk c: row starts and degrees, sampled counts into indptr.
+  // The chunk's indptr entries are all prefetched first, so their misses overlap.
   int64_t read_rows(int64_t c, int64_t begin, int64_t rows, int64_t fanout) {
     const int64_t* nodes = out_.n_id.data() + begin;
     int64_t* counts = out_.blocks[0].indptr.data() + begin + 1;
     const int64_t r0 = c * kChunkRows, r1 = std::min(rows, r0 + kChunkRows);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t* p = indptr_ + nodes[r];
+      prefetch(p);
+      prefetch(p + 1);
+    }
+    int64_t* row_start = s_.row_start.data();
+    int64_t* row_degree = s_.row_degree.data();
     int64_t total = 0;
     for (int64_t r = r0; r < r1; ++r) {
-      if (r + kIndptrPrefetchRows < rows) {
-        const int64_t* p = indptr_ + nodes[r + kIndptrPrefetchRows];
-        prefetch(p);
-        prefetch(p + 1);
-      }
       const int64_t v = nodes[r];
       const int64_t start = indptr_[v], degree = indptr_[v + 1] - start;
-      s_.row_start[r] = start;
-      s_.row_degree[r] = degree;
+      row_start[r] = start;
+      row_degree[r] = degree;
       counts[r] = sampled_count(degree, fanout);
       total += counts[r];
     }
     return total;
   }
 
-  // Pass 2 over chunk c: global ids of the picked neighbours, in row order;
-  // turns the counts in indptr into offsets.
-  void sample_rows(int h, int64_t c, int64_t begin, int64_t rows, int64_t fanout, int64_t edge_base,
-                   ThreadScratch& ts) {
+  // Pass 2a over chunk c: draw the picked CSR positions of every row (in row
+  // order, from the chunk's stream) into the hop's edge slots, prefetching
+  // each picked entry; turns the counts in indptr into offsets.
+  void pick(int h, int64_t c, int64_t begin, int64_t rows, int64_t fanout, int64_t edge_base,
+            ThreadScratch& ts) {
     Rng rng(stream_key(key_.seed, {static_cast<uint64_t>(key_.epoch), static_cast<uint64_t>(key_.batch),
                                    static_cast<uint64_t>(h), static_cast<uint64_t>(c)}));
     int64_t* offsets = out_.blocks[0].indptr.data() + begin + 1;
-    int64_t* dst = s_.neighbours.data();
+    int64_t* slots = s_.neighbours.data();
+    const int64_t* row_start = s_.row_start.data();
+    const int64_t* row_degree = s_.row_degree.data();
     int64_t e = s_.chunk_edges[c];
     const int64_t r0 = c * kChunkRows, r1 = std::min(rows, r0 + kChunkRows);
     const bool replace = options_.replace;
     for (int64_t r = r0; r < r1; ++r) {
-      if (r + kRowPrefetchRows < rows) {
-        prefetch_bytes(indices_ + s_.row_start[r + kRowPrefetchRows],
-                       s_.row_degree[r + kRowPrefetchRows] * static_cast<int64_t>(sizeof(Id)));
-      }
-      const Id* row = indices_ + s_.row_start[r];
-      const int64_t degree = s_.row_degree[r];
+      const int64_t start = row_start[r];
+      const int64_t degree = row_degree[r];
       const int64_t count = offsets[r];
+      int64_t* out = slots + e;
       if (fanout < 0 || (!replace && count == degree)) {
-        for (int64_t j = 0; j < degree; ++j) dst[e + j] = row[j];
-      } else if (replace) {
-        for (int64_t j = 0; j < count; ++j) dst[e + j] = row[rng.below(degree)];
-      } else if (count <= kFloydScanMax) {
-        floyd_scan(rng, row, degree, count, dst + e);
+        for (int64_t j = 0; j < degree; ++j) out[j] = start + j;
+        prefetch_bytes(indices_ + start, degree * static_cast<int64_t>(sizeof(Id)));
       } else {
-        floyd_marked(rng, row, degree, count, dst + e, ts);
+        if (replace) {
+          for (int64_t j = 0; j < count; ++j)
+            out[j] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(degree)));
+        } else if (count <= kFloydScanMax) {
+          floyd_scan(rng, degree, count, out);
+        } else {
+          floyd_marked(rng, degree, count, out, ts);
+        }
+        for (int64_t j = 0; j < count; ++j) {
+          out[j] += start;
+          prefetch(indices_ + out[j]);
+        }
       }
       e += count;
       offsets[r] = edge_base + e;
     }
   }
 
+  // Pass 2b over chunk c: CSR positions -> global neighbour ids (cached by
+  // now), prefetching each neighbour's map entry for the relabelling.
+  void resolve(int64_t c) {
+    int64_t* slots = s_.neighbours.data();
+    const uint32_t* map = s_.map.data();
+    for (int64_t e = s_.chunk_edges[c]; e < s_.chunk_edges[c + 1]; ++e) {
+      const int64_t u = indices_[slots[e]];
+      slots[e] = u;
+      prefetch(map + u);
+    }
+  }
+
   // Floyd's algorithm: k distinct positions of [0, degree), uniformly, with k
   // draws; for j = degree-k .. degree-1 pick t in [0, j], take j if t was
-  // already taken, else t.
-  static void floyd_scan(Rng& rng, const Id* row, int64_t degree, int64_t k, int64_t* dst) {
-    int64_t picks[kFloydScanMax];
+  // already taken, else t. Earlier picks are found by scanning `out`.
+  static void floyd_scan(Rng& rng, int64_t degree, int64_t k, int64_t* out) {
     for (int64_t n = 0, j = degree - k; j < degree; ++j, ++n) {
       auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j + 1)));
       for (int64_t i = 0; i < n; ++i) {
-        if (picks[i] == t) {
+        if (out[i] == t) {
           t = j;
           break;
         }
       }
-      picks[n] = t;
-      dst[n] = row[t];
+      out[n] = t;
     }
   }
 
-  static void floyd_marked(Rng& rng, const Id* row, int64_t degree, int64_t k, int64_t* dst,
-                           ThreadScratch& ts) {
+  // The same draws, with earlier picks marked in a per-thread array.
+  static void floyd_marked(Rng& rng, int64_t degree, int64_t k, int64_t* out, ThreadScratch& ts) {
     if (ts.marks.size() < static_cast<size_t>(degree)) ts.marks.resize(degree, 0);
     if (++ts.stamp == 0) {
       std::fill(ts.marks.begin(), ts.marks.end(), 0u);
@@ -270,19 +297,19 @@ class BatchSampler {
       auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j + 1)));
       if (ts.marks[t] == ts.stamp) t = j;
       ts.marks[t] = ts.stamp;
-      dst[n] = row[t];
+      out[n] = t;
     }
   }
 
-  // Sequential pass 3: first appearance in edge order gets the next id.
-  void relabel_sequential(int64_t edge_base, int64_t num_edges) {
+  // Pass 3, sequentially over the hop's edges [e0, e1): the first
+  // appearance of a node in edge order gets the next local id.
+  void relabel(int64_t edge_base, int64_t e0, int64_t e1) {
     uint32_t* map = s_.map.data();
     const uint32_t base = s_.base;
     const int64_t* nbr = s_.neighbours.data();
     int32_t* dst = out_.blocks[0].indices.data() + edge_base;
     auto assigned = static_cast<uint32_t>(out_.n_id.size());
-    for (int64_t j = 0; j < num_edges; ++j) {
-      if (j + kMapPrefetchEdges < num_edges) prefetch(map + nbr[j + kMapPrefetchEdges]);
+    for (int64_t j = e0; j < e1; ++j) {
       const int64_t u = nbr[j];
       uint32_t local = map[u] - base;
       if (local >= assigned) {
@@ -304,7 +331,6 @@ class BatchSampler {
     int32_t* dst = out_.blocks[0].indices.data() + edge_base;
     const int64_t e0 = s_.chunk_edges[c], e1 = s_.chunk_edges[c + 1];
     for (int64_t j = e0; j < e1; ++j) {
-      if (j + kMapPrefetchEdges < e1) prefetch(map + nbr[j + kMapPrefetchEdges]);
       auto ref = entry(map, nbr[j]);
       uint32_t m = ref.load(std::memory_order_relaxed);
       if (m - base < static_cast<uint64_t>(assigned)) {
