@@ -5,18 +5,21 @@
 // The frontier of hop h (the nodes first reached at hop h) is split into
 // fixed chunks of kChunkRows rows. Chunk c of hop h draws from its own stream
 // stream_key(seed, {epoch, batch, h, c}), so the draws do not depend on which
-// thread runs the chunk. A hop runs in three passes, each over chunks:
-//   1. rows:     read indptr of each frontier node (prefetched ahead) and
-//                store (start, degree); the sampled count per row gives the
-//                block's indptr after a prefix sum over chunks.
-//   2. sample:   pick the row's neighbours (all, Floyd's algorithm without
-//                replacement, or independent draws) and write their global ids
-//                in row order; rows are prefetched a few rows ahead.
+// thread runs the chunk. A hop runs in these passes over chunks:
+//   1. rows:     prefetch indptr of the chunk's frontier nodes, then store
+//                each row's (start, degree); the sampled count per row gives
+//                the block's indptr after a prefix sum over chunks.
+//   2a. pick:    draw each row's picks (all, Floyd's algorithm without
+//                replacement, or independent draws) as CSR positions, in row
+//                order, prefetching every picked entry: only the cache lines
+//                actually sampled are fetched, however long the row.
+//   2b. resolve: positions -> global neighbour ids (cached by now),
+//                prefetching each neighbour's map entry.
 //   3. relabel:  global -> local ids, new nodes appended to n_id in order of
 //                first appearance in the hop's edge list (chunk order, then row
-//                order). Sequentially this is one pass with the map entries
-//                prefetched ahead; in parallel it is claim / list / assign /
-//                resolve (below), which yields the same numbering.
+//                order). Sequentially this runs right after 2b of the same
+//                chunk; in parallel it is claim / list / assign / resolve
+//                (below), which yields the same numbering.
 //
 // Note [Relabelling map]
 // A dense uint32 array over all graph nodes maps a global id to its local id
