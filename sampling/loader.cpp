@@ -7,6 +7,7 @@
 
 #include "graph/buffer.h"
 #include "graph/error.h"
+#include "sampling/gather.h"
 
 namespace dgcn {
 
@@ -15,9 +16,6 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
-
-// Feature rows ahead whose bytes are prefetched while the current row is copied.
-constexpr int64_t kGatherPrefetchRows = 4;
 
 int64_t label_bytes_of(const GraphStore& store) {
   switch (store.task) {
@@ -178,28 +176,12 @@ LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScr
 }
 
 void NeighborLoader::gather(const SampledBatch& sample, const BatchMemory& memory) const {
-  const int64_t f = store_.num_features;
-  const auto rows = static_cast<int64_t>(sample.n_id.size());
-  const int64_t* n_id = sample.n_id.data();
-  if (f > 0) {
-    const float* src = store_.features.as<float>().data();
-    float* dst = memory.features.data();
-    const int64_t row_bytes = f * static_cast<int64_t>(sizeof(float));
-    for (int64_t i = 0; i < rows; ++i) {
-      if (i + kGatherPrefetchRows < rows) {
-        const char* ahead = reinterpret_cast<const char*>(src + n_id[i + kGatherPrefetchRows] * f);
-        for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(ahead + off);
-      }
-      std::memcpy(dst + i * f, src + n_id[i] * f, static_cast<size_t>(row_bytes));
-    }
+  const std::span<const int64_t> n_id(sample.n_id);
+  if (store_.num_features > 0) {
+    gather_float_rows(store_.features.as<float>().data(), store_.num_features, n_id, memory.features.data(),
+                      options_.sampler.num_threads);
   }
-  if (label_bytes_ > 0) {
-    const std::byte* src = store_.labels.data();
-    std::byte* dst = memory.labels.data();
-    for (int64_t i = 0; i < sample.num_seeds; ++i) {
-      std::memcpy(dst + i * label_bytes_, src + n_id[i] * label_bytes_, static_cast<size_t>(label_bytes_));
-    }
-  }
+  gather_byte_rows(store_.labels.data(), label_bytes_, n_id.first(sample.num_seeds), memory.labels.data());
 }
 
 }  // namespace dgcn
