@@ -14,6 +14,7 @@
 #include "graph/digest.h"
 #include "graph/error.h"
 #include "graph/parallel.h"
+#include "sampling/batch_memory.h"
 #include "sampling/loader.h"
 #include "sampling/random.h"
 #include "sampling/seed_partition.h"
@@ -206,7 +207,9 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
   // The random-access limit reads an array as large as the CSR indices.
   spdlog::info("sampler bench: filling a {:.0f} MiB array for the random-access limit",
                static_cast<double>(store.num_edges()) * 4 / (1 << 20));
-  Buffer limit_array = Buffer::allocate(static_cast<size_t>(std::max<int64_t>(store.num_edges(), 1)) * 4);
+  // Huge pages like a privately loaded store's arrays (load_gcn advises them).
+  Buffer limit_array =
+      allocate_huge_page_buffer(static_cast<size_t>(std::max<int64_t>(store.num_edges(), 1)) * 4);
   {
     auto a = limit_array.as_mutable<uint32_t>();
     parallel_for(static_cast<int64_t>(a.size()), default_num_threads(), [&](int64_t b, int64_t e, int) {
