@@ -29,13 +29,18 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double process_cpu_seconds() {
+struct ProcessUsage {
+  double cpu_s = 0;
+  int64_t minor_faults = 0;
+};
+
+ProcessUsage process_usage() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   auto s = [](const timeval& t) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
   };
-  return s(u.ru_utime) + s(u.ru_stime);
+  return {s(u.ru_utime) + s(u.ru_stime), static_cast<int64_t>(u.ru_minflt)};
 }
 
 double load_average_1m() {
@@ -75,6 +80,7 @@ int64_t edges_of(const SampledBatch& b) {
 
 struct LoaderRun {
   double wall_s = 0, cpu_s = 0;
+  int64_t page_faults = 0;
   int64_t batches = 0, edges = 0, nodes = 0;
   double checksum = 0;
   std::string digest;
@@ -100,7 +106,7 @@ LoaderRun run_loader(const GraphStore& store, const SamplerBenchOptions& o, int 
 
   LoaderRun r;
   Digest digest;
-  const double cpu0 = process_cpu_seconds();
+  const ProcessUsage usage0 = process_usage();
   const auto t0 = Clock::now();
   for (const EpochPlan& plan : plans) {
     loader.start_epoch(plan);
@@ -117,7 +123,9 @@ LoaderRun run_loader(const GraphStore& store, const SamplerBenchOptions& o, int 
     }
   }
   r.wall_s = seconds_since(t0);
-  r.cpu_s = process_cpu_seconds() - cpu0;
+  const ProcessUsage usage1 = process_usage();
+  r.cpu_s = usage1.cpu_s - usage0.cpu_s;
+  r.page_faults = usage1.minor_faults - usage0.minor_faults;
   r.digest = digest.hex();
   r.stats = loader.stats();
   r.stats.consumer_wait_s -= before.consumer_wait_s;
@@ -228,6 +236,8 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
     run["nodes_per_batch"] = static_cast<double>(sampled.nodes) / static_cast<double>(sampled.batches);
     run["edges_per_batch"] = static_cast<double>(sampled.edges) / static_cast<double>(sampled.batches);
     run["cpu_utilization"] = sampled.cpu_s / (sampled.wall_s * threads);
+    run["page_faults_per_batch"] =
+        static_cast<double>(sampled.page_faults) / static_cast<double>(sampled.batches);
     run["digest"] = sampled.digest;
 
     spdlog::info("sampler bench: {} thread(s): one batch at a time, {} threads inside it", threads, threads);
@@ -241,6 +251,8 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
       run["loader_batches_per_s"] = static_cast<double>(loaded.batches) / loaded.wall_s;
       run["consumer_wait_fraction"] = loaded.stats.consumer_wait_s / loaded.wall_s;
       run["worker_blocked_fraction"] = loaded.stats.worker_blocked_s / (loaded.wall_s * threads);
+      run["loader_page_faults_per_batch"] =
+          static_cast<double>(loaded.page_faults) / static_cast<double>(loaded.batches);
       run["feature_bytes_per_s"] = static_cast<double>(loaded.nodes) *
                                    static_cast<double>(store.num_features) * sizeof(float) / loaded.wall_s;
     }
