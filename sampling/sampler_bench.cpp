@@ -1,6 +1,7 @@
 #include "sampling/sampler_bench.h"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -41,6 +42,12 @@ ProcessUsage process_usage() {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
   };
   return {s(u.ru_utime) + s(u.ru_stime), static_cast<int64_t>(u.ru_minflt)};
+}
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 double load_average_1m() {
@@ -154,13 +161,15 @@ double intra_batch_edges_per_s(const GraphStore& store, const SamplerBenchOption
 
 }  // namespace
 
-double random_read_rate(std::span<const uint32_t> array, int threads, double seconds) {
+ReadRate random_read_rate(std::span<const uint32_t> array, int threads, double seconds) {
   DGCN_CHECK(!array.empty() && threads >= 1, "random_read_rate: empty array or threads = {}", threads);
   constexpr int64_t kBlock = 1 << 20;  // reads between clock checks
   std::vector<int64_t> reads(threads, 0);
+  std::vector<double> cpu(threads, 0);
   std::atomic<uint64_t> sink{0};
   const auto t0 = Clock::now();
   parallel_for(threads, threads, [&](int64_t, int64_t, int t) {
+    const double cpu0 = thread_cpu_seconds();
     Rng rng(stream_key(12345, {static_cast<uint64_t>(t)}));
     const uint32_t* a = array.data();
     const auto n = static_cast<uint64_t>(array.size());
@@ -174,10 +183,12 @@ double random_read_rate(std::span<const uint32_t> array, int threads, double sec
       done += kBlock;
     } while (seconds_since(t0) < seconds);
     reads[t] = done;
+    cpu[t] = thread_cpu_seconds() - cpu0;
     sink += sum;
   });
   const double elapsed = seconds_since(t0);
-  return static_cast<double>(std::accumulate(reads.begin(), reads.end(), int64_t{0})) / elapsed;
+  const auto total = static_cast<double>(std::accumulate(reads.begin(), reads.end(), int64_t{0}));
+  return {total / elapsed, total / std::accumulate(cpu.begin(), cpu.end(), 0.0)};
 }
 
 nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOptions& o,
@@ -236,6 +247,7 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
     run["nodes_per_batch"] = static_cast<double>(sampled.nodes) / static_cast<double>(sampled.batches);
     run["edges_per_batch"] = static_cast<double>(sampled.edges) / static_cast<double>(sampled.batches);
     run["cpu_utilization"] = sampled.cpu_s / (sampled.wall_s * threads);
+    run["sampled_edges_per_cpu_s"] = static_cast<double>(sampled.edges) / sampled.cpu_s;
     run["page_faults_per_batch"] =
         static_cast<double>(sampled.page_faults) / static_cast<double>(sampled.batches);
     run["digest"] = sampled.digest;
@@ -258,9 +270,11 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
     }
 
     spdlog::info("sampler bench: {} thread(s): random-access limit", threads);
-    const double limit = random_read_rate(limit_array.as<uint32_t>(), threads, o.limit_seconds);
-    run["limit_reads_per_s"] = limit;
-    run["ratio_to_limit"] = edges_per_s / limit;
+    const ReadRate limit = random_read_rate(limit_array.as<uint32_t>(), threads, o.limit_seconds);
+    run["limit_reads_per_s"] = limit.per_s;
+    run["ratio_to_limit"] = edges_per_s / limit.per_s;
+    run["limit_reads_per_cpu_s"] = limit.per_cpu_s;
+    run["ratio_to_limit_cpu"] = run["sampled_edges_per_cpu_s"].get<double>() / limit.per_cpu_s;
     result["runs"].push_back(run);
   }
   result["machine"]["load_average_1m_at_end"] = load_average_1m();
@@ -272,17 +286,21 @@ std::string sampler_bench_table(const nlohmann::json& r) {
                                 r["graph"]["file"].get<std::string>(), r["graph"]["nodes"].get<int64_t>(),
                                 r["graph"]["csr_entries"].get<int64_t>(), r["config"]["fanouts"].dump(),
                                 r["config"]["batch_size"].get<int64_t>());
-  out += fmt::format("{:>7} {:>9} {:>11} {:>11} {:>10} {:>6} {:>11} {:>6} {:>11} {:>6}  {}\n", "threads",
-                     "batch/s", "M edges/s", "M intra/s", "k nodes/b", "cpu", "loader b/s", "wait",
-                     "M reads/s", "ratio", "digest");
+  out += fmt::format("{:>7} {:>8} {:>9} {:>9} {:>9} {:>8} {:>5} {:>8} {:>5} {:>9} {:>9} {:>6} {:>6}  {}\n",
+                     "threads", "batch/s", "M edge/s", "M e/cpu-s", "M intra/s", "k node/b", "cpu", "ldr b/s",
+                     "wait", "M read/s", "M r/cpu-s", "ratio", "r/cpu", "digest");
   for (const auto& run : r["runs"]) {
     auto num = [&](const char* key) { return run.contains(key) ? run[key].get<double>() : 0.0; };
     out += fmt::format(
-        "{:>7} {:>9.2f} {:>11.2f} {:>11.2f} {:>10.1f} {:>5.0f}% {:>11.2f} {:>5.0f}% {:>11.2f} {:>6.2f}  {}\n",
+        "{:>7} {:>8.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.1f} {:>4.0f}% {:>8.2f} {:>4.0f}% {:>9.2f} {:>9.2f} "
+        "{:>6.2f} "
+        "{:>6.2f}  {}\n",
         run["threads"].get<int>(), num("batches_per_s"), num("sampled_edges_per_s") / 1e6,
-        num("intra_batch_edges_per_s") / 1e6, num("nodes_per_batch") / 1e3, 100 * num("cpu_utilization"),
-        num("loader_batches_per_s"), 100 * num("consumer_wait_fraction"), num("limit_reads_per_s") / 1e6,
-        num("ratio_to_limit"), run["digest"].get<std::string>());
+        num("sampled_edges_per_cpu_s") / 1e6, num("intra_batch_edges_per_s") / 1e6,
+        num("nodes_per_batch") / 1e3, 100 * num("cpu_utilization"), num("loader_batches_per_s"),
+        100 * num("consumer_wait_fraction"), num("limit_reads_per_s") / 1e6,
+        num("limit_reads_per_cpu_s") / 1e6, num("ratio_to_limit"), num("ratio_to_limit_cpu"),
+        run["digest"].get<std::string>());
   }
   return out;
 }

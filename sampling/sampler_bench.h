@@ -28,19 +28,28 @@ struct SamplerBenchOptions {
   double limit_seconds = 1.0;  // duration of each random-access measurement
 };
 
-// Random 4-byte reads per second from `array` by `threads` threads together,
-// each issuing independent reads at uniformly random positions (so the CPU
-// keeps many misses in flight), for about `seconds`.
-double random_read_rate(std::span<const uint32_t> array, int threads, double seconds);
+// Random 4-byte reads from `array` by `threads` threads together, each
+// issuing independent reads at uniformly random positions (so the CPU keeps
+// many misses in flight), for about `seconds`.
+struct ReadRate {
+  double per_s = 0;      // reads per wall-clock second, all threads
+  double per_cpu_s = 0;  // reads per CPU-second of the reading threads (one thread's rate)
+};
+ReadRate random_read_rate(std::span<const uint32_t> array, int threads, double seconds);
 
 // Runs every measurement for every thread count; returns
 //   {"graph": {...}, "config": {...}, "machine": {...},
 //    "runs": [{"threads": 1, "batches_per_s": ..., "sampled_edges_per_s": ...,
 //              "nodes_per_batch": ..., "edges_per_batch": ...,
 //              "intra_batch_edges_per_s": ..., "cpu_utilization": ...,
+//              "sampled_edges_per_cpu_s": ..., "limit_reads_per_cpu_s": ...,
+//              "ratio_to_limit_cpu": ..., "page_faults_per_batch": ...,
 //              "loader_batches_per_s": ..., "consumer_wait_fraction": ...,
 //              "limit_reads_per_s": ..., "ratio_to_limit": ..., "digest": "..."}, ...]}
-// Seeds are the store's training nodes (all nodes when it has no split),
+// Wall-clock rates are what a user sees; on a shared machine the per-CPU-
+// second rates (CPU time of the process, resp. of the reading threads) show
+// what each thread does while it runs, and cpu_utilization how much CPU the
+// run got. Seeds are the store's training nodes (all nodes when it has no split),
 // planned by plan_epoch; `what` names the graph in "graph.file".
 // Progress goes to stderr (spdlog).
 nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOptions& options,
