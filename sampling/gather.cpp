@@ -2,6 +2,7 @@
 
 #include <emmintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "graph/parallel.h"
@@ -10,8 +11,11 @@ namespace dgcn {
 
 namespace {
 
-// Rows ahead whose cache lines are prefetched while the current row is copied.
-constexpr int64_t kPrefetchRows = 4;
+// Rows ahead whose first cache lines are prefetched while the current row is
+// copied; the hardware prefetcher follows each row's remaining lines. (Measured
+// on products-like rows of 400 bytes: 8 rows x 2 lines beat 4 rows x all lines.)
+constexpr int64_t kPrefetchRows = 8;
+constexpr int64_t kPrefetchBytes = 128;
 
 void gather_range(const float* src, int64_t cols, const int64_t* ids, float* dst, int64_t begin, int64_t end,
                   int64_t total) {
@@ -21,7 +25,8 @@ void gather_range(const float* src, int64_t cols, const int64_t* ids, float* dst
   for (int64_t i = begin; i < end; ++i) {
     if (i + kPrefetchRows < total) {
       const char* ahead = reinterpret_cast<const char*>(src + ids[i + kPrefetchRows] * cols);
-      for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(ahead + off);
+      for (int64_t off = 0; off < std::min(row_bytes, kPrefetchBytes); off += 64)
+        __builtin_prefetch(ahead + off);
     }
     const float* from = src + ids[i] * cols;
     float* to = dst + i * cols;

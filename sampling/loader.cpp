@@ -101,6 +101,14 @@ std::optional<LoadedBatch> NeighborLoader::next() {
   return std::move(taken.batch);
 }
 
+void NeighborLoader::recycle(LoadedBatch&& batch) {
+  batch.lease.reset();  // outside the lock: it may call into the caller's allocator
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (spare_.size() < static_cast<size_t>(options_.queue_depth + options_.num_workers)) {
+    spare_.push_back(std::move(batch.sample));
+  }
+}
+
 LoaderStats NeighborLoader::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;
@@ -122,13 +130,18 @@ void NeighborLoader::work() {
     const int64_t b = next_claim_++;
     const uint64_t generation = generation_;
     std::shared_ptr<const EpochPlan> plan = plan_;
+    SampledBatch reuse;
+    if (!spare_.empty()) {
+      reuse = std::move(spare_.back());
+      spare_.pop_back();
+    }
     stats_.peak_in_flight = std::max(stats_.peak_in_flight, next_claim_ - next_hand_out_);
     lock.unlock();
 
     Slot result;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      result.batch = produce(*plan, b, scratch);
+      result.batch = produce(*plan, b, scratch, std::move(reuse));
     } catch (const std::exception& e) {
       result.error = std::make_exception_ptr(
           Error(fmt::format("loader: batch {} of epoch {}: {}", b, plan->epoch, e.what())));
@@ -153,8 +166,10 @@ void NeighborLoader::work() {
   }
 }
 
-LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch) const {
+LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch,
+                                    SampledBatch&& reuse) const {
   LoadedBatch out;
+  out.sample = std::move(reuse);
   sample_neighbors(store_.graph, plan.batch(b), options_.sampler, plan.key(b), scratch, out.sample);
   out.sample.index = b;
   if (!options_.gather) return out;

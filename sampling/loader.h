@@ -88,6 +88,13 @@ class NeighborLoader {
   // returns nullopt until the next start_epoch). Call from one thread.
   std::optional<LoadedBatch> next();
 
+  // Gives a handed-out batch back when the caller is done with it: its
+  // sample's vectors are reused for a later batch (a products-scale batch
+  // holds ~10 MB of them; fresh memory costs a page fault per 4 KiB), and its
+  // lease is dropped. Optional: a batch not given back is simply freed. Any
+  // thread.
+  void recycle(LoadedBatch&& batch);
+
   LoaderStats stats() const;
   // Bytes per seed in LoadedBatch::labels (4 for single-label, the bit row
   // for multi-label, 0 without labels).
@@ -100,7 +107,7 @@ class NeighborLoader {
   };
 
   void work();
-  LoadedBatch produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch) const;
+  LoadedBatch produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch, SampledBatch&& reuse) const;
   void gather(const SampledBatch& sample, const BatchMemory& memory) const;
   // Drops the current epoch's batches; returns the slots to destroy unlocked.
   std::vector<std::optional<Slot>> abandon_locked();
@@ -120,6 +127,7 @@ class NeighborLoader {
   int64_t next_claim_ = 0;
   int64_t next_hand_out_ = 0;
   std::vector<std::optional<Slot>> slots_;  // batch b waits in slots_[b % queue_depth]
+  std::vector<SampledBatch> spare_;         // recycled batches, at most queue_depth + num_workers
   LoaderStats stats_;
 
   std::vector<std::thread> workers_;  // started by the constructor, joined by the destructor

@@ -94,8 +94,8 @@ struct LoaderRun {
   LoaderStats stats;
 };
 
-// Runs the loader over `plans` with `threads` workers after a short warm-up
-// (which lets every worker allocate its scratch). With gathering on, the
+// Runs the loader over `plans` with `threads` workers after a short warm-up,
+// recycling every batch as a trainer should. With gathering on, the
 // consumer reads every feature value, as a copy to the device would.
 LoaderRun run_loader(const GraphStore& store, const SamplerBenchOptions& o, int threads, bool gather,
                      const std::vector<EpochPlan>& plans) {
@@ -105,10 +105,10 @@ LoaderRun run_loader(const GraphStore& store, const SamplerBenchOptions& o, int 
                                 .gather = gather});
   EpochPlan warm = plans.front();
   warm.epoch = -1;
-  warm.num_batches = std::min<int64_t>(warm.num_batches, 2 * threads);
+  // Long enough that every worker's scratch and the recycled batches exist.
+  warm.num_batches = std::min<int64_t>(warm.num_batches, o.queue_depth + 2 * threads);
   loader.start_epoch(warm);
-  while (loader.next()) {
-  }
+  while (auto batch = loader.next()) loader.recycle(std::move(*batch));
   const LoaderStats before = loader.stats();
 
   LoaderRun r;
@@ -127,6 +127,7 @@ LoaderRun run_loader(const GraphStore& store, const SamplerBenchOptions& o, int 
         for (float x : batch->features) sum += x;
         r.checksum += sum;
       }
+      loader.recycle(std::move(*batch));
     }
   }
   r.wall_s = seconds_since(t0);

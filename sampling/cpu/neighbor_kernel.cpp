@@ -55,6 +55,15 @@ void for_each_chunk(int64_t n, int threads, F&& fn) {
   });
 }
 
+// resize() that grows capacity with 25% headroom: batches vary a little in
+// size, and an exact-fit vector would reallocate (copy, and fault in fresh
+// pages) whenever a batch is slightly larger than any before.
+template <class T>
+void grow_to(std::vector<T>& v, size_t n) {
+  if (n > v.capacity()) v.reserve(n + n / 4);
+  v.resize(n);
+}
+
 inline std::atomic_ref<uint32_t> entry(uint32_t* map, int64_t v) {
   return std::atomic_ref<uint32_t>(map[v]);
 }
@@ -159,9 +168,9 @@ class BatchSampler {
 
     Block& full = out_.blocks[0];
     DGCN_ASSERT(static_cast<int64_t>(full.indptr.size()) == begin + 1);
-    full.indptr.resize(end + 1);
-    s_.row_start.resize(rows);
-    s_.row_degree.resize(rows);
+    grow_to(full.indptr, end + 1);
+    grow_to(s_.row_start, rows);
+    grow_to(s_.row_degree, rows);
     s_.chunk_edges.assign(num_chunks + 1, 0);
 
     for_each_chunk(num_chunks, threads,
@@ -169,8 +178,8 @@ class BatchSampler {
     for (int64_t c = 0; c < num_chunks; ++c) s_.chunk_edges[c + 1] += s_.chunk_edges[c];
     const int64_t num_edges = s_.chunk_edges[num_chunks];
     const int64_t edge_base = full.indptr[begin];
-    s_.neighbours.resize(num_edges);
-    full.indices.resize(edge_base + num_edges);
+    grow_to(s_.neighbours, num_edges);
+    grow_to(full.indices, edge_base + num_edges);
 
     if (parallel) {
       for_each_chunk(num_chunks, threads, [&](int64_t c, int t) {
@@ -369,7 +378,7 @@ class BatchSampler {
     for (int64_t c = 0; c < num_chunks; ++c) {
       s_.chunk_new_offset[c + 1] = s_.chunk_new_offset[c] + static_cast<int64_t>(s_.chunk_new[c].size());
     }
-    out_.n_id.resize(assigned + s_.chunk_new_offset[num_chunks]);
+    grow_to(out_.n_id, assigned + s_.chunk_new_offset[num_chunks]);
     // assign: final ids in chunk order, then list order.
     for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
       const int64_t first = assigned + s_.chunk_new_offset[c];
