@@ -89,7 +89,7 @@ TEST(Loader, HandsOutTheSampledBatchesInOrderWithTheirRows) {
 
 TEST(Loader, SameBatchesForAnyWorkerCountAndAcrossEpochs) {
   GraphStore store = test_store();
-  auto run = [&](int workers, int threads_per_batch) {
+  auto run = [&](int workers, int threads_per_batch, bool recycle = false) {
     NeighborLoader loader(store, {.sampler = {.fanouts = {5, 5}, .num_threads = threads_per_batch},
                                   .num_workers = workers,
                                   .gather = false});
@@ -99,6 +99,8 @@ TEST(Loader, SameBatchesForAnyWorkerCountAndAcrossEpochs) {
       while (auto batch = loader.next()) {
         d.update_value(digest_of(batch->sample));
         EXPECT_TRUE(batch->features.empty());
+        // Recycled batches come back holding old data; it must all be overwritten.
+        if (recycle) loader.recycle(std::move(*batch));
       }
     }
     return d.value();
@@ -107,6 +109,8 @@ TEST(Loader, SameBatchesForAnyWorkerCountAndAcrossEpochs) {
   EXPECT_EQ(run(2, 1), reference);
   EXPECT_EQ(run(16, 1), reference);
   EXPECT_EQ(run(2, 3), reference);
+  EXPECT_EQ(run(1, 1, true), reference);
+  EXPECT_EQ(run(3, 2, true), reference);
 }
 
 TEST(Loader, NeverHoldsMoreThanTheQueueDepth) {
