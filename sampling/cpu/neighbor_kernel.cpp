@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "graph/error.h"
-#include "graph/parallel.h"
 #include "sampling/random.h"
 
 namespace dgcn {
@@ -38,7 +40,8 @@ inline void prefetch_bytes(const void* p, int64_t bytes) {
 }
 
 // Runs fn(chunk, thread) for every chunk in [0, n), handed out dynamically to
-// up to `threads` threads; inline when one thread suffices.
+// up to `threads` threads, the calling thread being thread 0; inline when one
+// thread suffices. The first exception is rethrown after all threads joined.
 template <class F>
 void for_each_chunk(int64_t n, int threads, F&& fn) {
   if (threads <= 1 || n <= 1) {
@@ -46,13 +49,27 @@ void for_each_chunk(int64_t n, int threads, F&& fn) {
     return;
   }
   std::atomic<int64_t> next{0};
-  const int t_count = static_cast<int>(std::min<int64_t>(threads, n));
-  parallel_for(t_count, t_count, [&](int64_t, int64_t, int t) {
-    for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < n;
-         c = next.fetch_add(1, std::memory_order_relaxed)) {
-      fn(c, t);
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&](int t) {
+    try {
+      for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < n;
+           c = next.fetch_add(1, std::memory_order_relaxed)) {
+        fn(c, t);
+      }
+    } catch (...) {
+      next.store(n, std::memory_order_relaxed);  // the others stop taking chunks
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
     }
-  });
+  };
+  const int t_count = static_cast<int>(std::min<int64_t>(threads, n));
+  std::vector<std::thread> helpers;
+  helpers.reserve(t_count - 1);
+  for (int t = 1; t < t_count; ++t) helpers.emplace_back(work, t);
+  work(0);
+  for (auto& h : helpers) h.join();
+  if (error) std::rethrow_exception(error);
 }
 
 // resize() that grows capacity with 25% headroom: batches vary a little in
