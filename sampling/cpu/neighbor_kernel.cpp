@@ -81,10 +81,6 @@ void grow_to(std::vector<T>& v, size_t n) {
   v.resize(n);
 }
 
-inline std::atomic_ref<uint32_t> entry(uint32_t* map, int64_t v) {
-  return std::atomic_ref<uint32_t>(map[v]);
-}
-
 template <class Id>
 class BatchSampler {
  public:
@@ -139,18 +135,16 @@ class BatchSampler {
       s_.map.assign(static_cast<size_t>(num_nodes_), 0);
       s_.base = 1;
     }
-    const uint64_t window = static_cast<uint64_t>(num_nodes_) + max_chunks() + 2;
+    const uint64_t window = static_cast<uint64_t>(num_nodes_) + 2;
     if (s_.base + window > std::numeric_limits<uint32_t>::max()) {
       std::fill(s_.map.begin(), s_.map.end(), 0u);
       s_.base = 1;
     }
     return window;
   }
-  uint64_t max_chunks() const { return static_cast<uint64_t>(num_nodes_ / kChunkRows + 1); }
-  uint32_t claim_value(int64_t chunk) const {
-    return s_.base + static_cast<uint32_t>(num_nodes_) + static_cast<uint32_t>(chunk);
-  }
-  uint32_t listed_value() const { return s_.base + static_cast<uint32_t>(num_nodes_ + max_chunks() + 1); }
+  // Parallel relabelling marks a node met in the current hop, before it has
+  // an id (Note [Relabelling map]).
+  uint32_t seen_value() const { return s_.base + static_cast<uint32_t>(num_nodes_) + 1; }
 
   void insert_seeds(std::span<const int64_t> seeds) {
     out_.n_id.assign(seeds.begin(), seeds.end());
@@ -202,7 +196,6 @@ class BatchSampler {
       for_each_chunk(num_chunks, threads, [&](int64_t c, int t) {
         pick(h, c, begin, rows, fanout, edge_base, s_.threads[t]);
         resolve(c);
-        claim(c, edge_base, end);
       });
       relabel_parallel(num_chunks, threads, edge_base, end);
     } else {
@@ -347,69 +340,68 @@ class BatchSampler {
     }
   }
 
-  // Parallel pass 3, step claim (chunk c, right after sampling it): resolve
-  // edges to nodes of earlier hops, mark the rest -1 and claim their targets.
-  void claim(int64_t c, int64_t edge_base, int64_t assigned) {
-    uint32_t* map = s_.map.data();
-    const uint32_t base = s_.base;
-    const uint32_t claims_begin = claim_value(0), mine = claim_value(c);
-    const int64_t* nbr = s_.neighbours.data();
-    int32_t* dst = out_.blocks[0].indices.data() + edge_base;
-    const int64_t e0 = s_.chunk_edges[c], e1 = s_.chunk_edges[c + 1];
-    for (int64_t j = e0; j < e1; ++j) {
-      auto ref = entry(map, nbr[j]);
-      uint32_t m = ref.load(std::memory_order_relaxed);
-      if (m - base < static_cast<uint64_t>(assigned)) {
-        dst[j] = static_cast<int32_t>(m - base);
-        continue;
-      }
-      dst[j] = -1;
-      while ((m < claims_begin || m > mine) &&
-             !ref.compare_exchange_weak(m, mine, std::memory_order_relaxed)) {
-      }
-    }
-  }
+  // Pass 3 in parallel (Note [Relabelling map]): the same numbering as
+  // relabel(), without atomics. Edge marks in dst: kRepeat = -1 (a node met
+  // earlier in this hop), kFirst = -2 (its first appearance).
+  static constexpr int32_t kRepeat = -1, kFirst = -2;
 
   void relabel_parallel(int64_t num_chunks, int threads, int64_t edge_base, int64_t assigned) {
     uint32_t* map = s_.map.data();
-    const uint32_t base = s_.base;
-    const uint32_t listed = listed_value();
+    const uint32_t base = s_.base, seen = seen_value();
     const int64_t* nbr = s_.neighbours.data();
     int32_t* dst = out_.blocks[0].indices.data() + edge_base;
-    if (s_.chunk_new.size() < static_cast<size_t>(num_chunks)) s_.chunk_new.resize(num_chunks);
-    // list: the targets chunk c claimed, in order of first appearance in c.
-    for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
-      const uint32_t mine = claim_value(c);
-      auto& fresh = s_.chunk_new[c];
-      fresh.clear();
-      for (int64_t j = s_.chunk_edges[c]; j < s_.chunk_edges[c + 1]; ++j) {
-        if (dst[j] >= 0) continue;
-        auto ref = entry(map, nbr[j]);
-        if (ref.load(std::memory_order_relaxed) == mine) {
-          ref.store(listed, std::memory_order_relaxed);
-          fresh.push_back(nbr[j]);
+    const int64_t num_edges = s_.chunk_edges[num_chunks];
+    // find: thread t owns the map entries of nodes [n t / T, n (t+1) / T) and
+    // walks all edges in order, so it sees each of its nodes' first
+    // appearance first. Nobody else touches those entries.
+    for_each_chunk(threads, threads, [&](int64_t t, int) {
+      const int64_t lo = num_nodes_ * t / threads, hi = num_nodes_ * (t + 1) / threads;
+      for (int64_t e = 0; e < num_edges; ++e) {
+        if (e + kMapPrefetchEdges < num_edges) {
+          const int64_t ahead = nbr[e + kMapPrefetchEdges];
+          if (ahead >= lo && ahead < hi) prefetch(map + ahead);
+        }
+        const int64_t u = nbr[e];
+        if (u < lo || u >= hi) continue;
+        const uint32_t m = map[u];
+        if (m - base < static_cast<uint64_t>(assigned)) {
+          dst[e] = static_cast<int32_t>(m - base);
+        } else if (m == seen) {
+          dst[e] = kRepeat;
+        } else {
+          map[u] = seen;
+          dst[e] = kFirst;
         }
       }
     });
-    s_.chunk_new_offset.assign(num_chunks + 1, 0);
-    for (int64_t c = 0; c < num_chunks; ++c) {
-      s_.chunk_new_offset[c + 1] = s_.chunk_new_offset[c] + static_cast<int64_t>(s_.chunk_new[c].size());
-    }
-    grow_to(out_.n_id, assigned + s_.chunk_new_offset[num_chunks]);
-    // assign: final ids in chunk order, then list order.
+    // count first appearances per chunk; their prefix sum numbers them.
+    grow_to(s_.chunk_firsts, num_chunks + 1);
+    s_.chunk_firsts[0] = 0;
     for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
-      const int64_t first = assigned + s_.chunk_new_offset[c];
-      const auto& fresh = s_.chunk_new[c];
-      for (size_t i = 0; i < fresh.size(); ++i) {
-        entry(map, fresh[i]).store(base + static_cast<uint32_t>(first + i), std::memory_order_relaxed);
-        out_.n_id[first + i] = fresh[i];
+      int64_t n = 0;
+      for (int64_t e = s_.chunk_edges[c]; e < s_.chunk_edges[c + 1]; ++e) n += dst[e] == kFirst;
+      s_.chunk_firsts[c + 1] = n;
+    });
+    for (int64_t c = 0; c < num_chunks; ++c) s_.chunk_firsts[c + 1] += s_.chunk_firsts[c];
+    grow_to(out_.n_id, assigned + s_.chunk_firsts[num_chunks]);
+    // assign: ids in edge order; each node has one first appearance.
+    for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
+      int64_t id = assigned + s_.chunk_firsts[c];
+      for (int64_t e = s_.chunk_edges[c]; e < s_.chunk_edges[c + 1]; ++e) {
+        if (dst[e] != kFirst) continue;
+        map[nbr[e]] = base + static_cast<uint32_t>(id);
+        out_.n_id[id] = nbr[e];
+        dst[e] = static_cast<int32_t>(id++);
       }
     });
-    // resolve: every edge left at -1 reads its target's final id.
+    // repeats read the id their node got.
     for_each_chunk(num_chunks, threads, [&](int64_t c, int) {
-      for (int64_t j = s_.chunk_edges[c]; j < s_.chunk_edges[c + 1]; ++j) {
-        if (dst[j] < 0)
-          dst[j] = static_cast<int32_t>(entry(map, nbr[j]).load(std::memory_order_relaxed) - base);
+      const int64_t e1 = s_.chunk_edges[c + 1];
+      for (int64_t e = s_.chunk_edges[c]; e < e1; ++e) {
+        if (e + kMapPrefetchEdges < e1 && dst[e + kMapPrefetchEdges] == kRepeat) {
+          prefetch(map + nbr[e + kMapPrefetchEdges]);
+        }
+        if (dst[e] == kRepeat) dst[e] = static_cast<int32_t>(map[nbr[e]] - base);
       }
     });
   }

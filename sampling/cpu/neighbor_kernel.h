@@ -18,7 +18,7 @@
 //   3. relabel:  global -> local ids, new nodes appended to n_id in order of
 //                first appearance in the hop's edge list (chunk order, then row
 //                order). Sequentially this runs right after 2b of the same
-//                chunk; in parallel it is claim / list / assign / resolve
+//                chunk; in parallel it is find / count / assign / repeats
 //                (below), which yields the same numbering.
 //
 // Note [Relabelling map]
@@ -32,18 +32,19 @@
 // but costs several dependent reads per lookup; the dense map costs one
 // random read, which prefetching hides. Memory: 4 bytes x nodes per scratch.
 //
-// Parallel relabelling uses two more value ranges above base + num_nodes:
-// claim(c) = base + num_nodes + c, and kListed. Per hop:
-//   claim:   each edge whose target has no local id yet atomically lowers the
-//            target's entry to claim(c) (the smallest chunk holding it wins);
-//   list:    chunk c walks its edges and lists, in order, the targets whose
-//            entry is still claim(c), marking them listed;
-//   assign:  after a prefix sum over the chunks' list lengths, each chunk
-//            writes final ids (chunk offset + list position) into the map and
-//            n_id;
-//   resolve: every unresolved edge reads its target's final id.
-// The first appearance of a node is in the smallest chunk holding it, so the
-// numbering equals the sequential one.
+// Parallel relabelling marks nodes met in the current hop with one more value,
+// seen = base + num_nodes + 1 (so the window is num_nodes + 2). Per hop:
+//   find:    thread t owns the map entries of node ids [n t / T, n (t+1) / T)
+//            and walks the hop's edges in order; an edge to one of its nodes
+//            gets the node's local id (from an earlier hop), or kFirst when the
+//            entry was stale (first appearance; the entry becomes `seen`), or
+//            kRepeat when it was already `seen`. Every entry has one writer,
+//            so there are no atomics (a locked read-modify-write per edge
+//            would serialize the cache misses that prefetching overlaps).
+//   count:   first appearances per chunk, then a prefix sum over chunks;
+//   assign:  each chunk numbers its first appearances in edge order (map and
+//            n_id), so ids follow first appearance exactly as sequentially;
+//   repeats: every kRepeat edge reads its node's new id.
 #pragma once
 
 #include <cstdint>
@@ -81,10 +82,9 @@ struct SamplerScratch::Impl {
   std::vector<int64_t> row_degree;
   std::vector<int64_t> neighbours;
   // Per chunk: first edge (relative to the hop), and, in parallel mode, the
-  // nodes it lists and their offset.
+  // prefix sum of first appearances.
   std::vector<int64_t> chunk_edges;
-  std::vector<std::vector<int64_t>> chunk_new;
-  std::vector<int64_t> chunk_new_offset;
+  std::vector<int64_t> chunk_firsts;
 
   std::vector<sampling_detail::ThreadScratch> threads;
 };
