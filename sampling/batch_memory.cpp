@@ -80,7 +80,11 @@ BatchMemory BatchMemoryPool::acquire(int64_t rows, int64_t num_features, int64_t
       ++created_;
     }
   }
-  if (buffer.empty() && need > 0) buffer = allocate_huge_page_buffer(need + need / 4);
+  if (buffer.empty() && need > 0) {
+    // Huge pages only pay off for buffers of several of them.
+    const size_t bytes = need + need / 4;
+    buffer = bytes >= 2 * kHugePage ? allocate_huge_page_buffer(bytes) : Buffer::allocate(bytes);
+  }
   BatchMemory m = carve(buffer, rows, num_features, num_seeds, label_bytes);
   std::weak_ptr<BatchMemoryPool> pool = weak_from_this();
   auto holder = std::make_shared<Buffer>(std::move(buffer));

@@ -37,7 +37,7 @@ BatchMemory allocate_batch_memory(int64_t rows, int64_t num_features, int64_t nu
 
 // Keeps the buffers of dropped batches (at most `max_free` of them) and hands
 // them out again; new buffers get 25% headroom, so batches of varying size
-// reuse them, and ask for transparent huge pages. Thread-safe. A lease that
+// reuse them, and large ones ask for transparent huge pages. Thread-safe. A lease that
 // outlives the pool frees its buffer.
 class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
  public:
