@@ -6,8 +6,15 @@
 //   NeighborLoader loader(store, {.sampler = {.fanouts = {15, 10, 5}}, .num_workers = 2});
 //   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
 //     loader.start_epoch(plan_epoch(store.train_nodes(), {.seed = 1, .epoch = epoch, ...}));
-//     while (auto batch = loader.next()) train_step(*batch);
+//     while (auto batch = loader.next()) {
+//       train_step(*batch);                  // features: batch->features, labels: batch->labels
+//       loader.recycle(std::move(*batch));   // optional: reuse its memory
+//     }
 //   }
+//
+// Zero-copy to torch: pass a BatchAllocator that hands out pinned host
+// tensors' memory and keeps the tensors in BatchMemory::lease; the gathered
+// rows land there directly.
 //
 // Note [Loader flow control]
 // Batch b may be claimed by a worker only while b < handed_out + queue_depth,
