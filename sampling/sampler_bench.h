@@ -45,6 +45,7 @@ ReadRate random_read_rate(std::span<const uint32_t> array, int threads, double s
 //              "sampled_edges_per_cpu_s": ..., "limit_reads_per_cpu_s": ...,
 //              "ratio_to_limit_cpu": ..., "page_faults_per_batch": ...,
 //              "loader_batches_per_s": ..., "consumer_wait_fraction": ...,
+//              "feature_checksum": "...",  (a sum of the gathered feature words)
 //              "limit_reads_per_s": ..., "ratio_to_limit": ..., "digest": "..."}, ...]}
 // Wall-clock rates are what a user sees; on a shared machine the per-CPU-
 // second rates (CPU time of the process, resp. of the reading threads) show

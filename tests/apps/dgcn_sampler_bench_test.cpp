@@ -79,6 +79,7 @@ TEST_F(SamplerBenchApp, PrintsOneJsonObjectWithTheSameDigestPerThreadCount) {
   EXPECT_EQ(j["runs"][0]["threads"], 1);
   EXPECT_EQ(j["runs"][1]["threads"], 2);
   EXPECT_EQ(j["runs"][0]["digest"], j["runs"][1]["digest"]);
+  EXPECT_EQ(j["runs"][0]["feature_checksum"], j["runs"][1]["feature_checksum"]);
   EXPECT_NE(r.err.find("M edge/s"), std::string::npos) << "the table goes to stderr";
 
   // Another seed samples other batches.
