@@ -30,12 +30,12 @@ void add_output_flags(CLI::App& cmd, OutputOptions& options);
 void write_output(GraphStore store, const OutputOptions& options);
 
 // One function per subcommand; each adds a subcommand to `app`.
-void register_info(CLI::App& app);       // info FILE [--components]
-void register_verify(CLI::App& app);     // verify FILE
-void register_ogb(CLI::App& app);        // ogb --root DIR
-void register_graphsaint(CLI::App& app); // graphsaint --root DIR
-void register_npz(CLI::App& app);        // npz --file F.npz --split ...
-void register_edgelist(CLI::App& app);   // edgelist --file F
-void register_synthetic(CLI::App& app);  // synthetic --preset ... --seed S
+void register_info(CLI::App& app);        // info FILE [--components]
+void register_verify(CLI::App& app);      // verify FILE
+void register_ogb(CLI::App& app);         // ogb --root DIR
+void register_graphsaint(CLI::App& app);  // graphsaint --root DIR
+void register_npz(CLI::App& app);         // npz --file F.npz --split ...
+void register_edgelist(CLI::App& app);    // edgelist --file F
+void register_synthetic(CLI::App& app);   // synthetic --preset ... --seed S
 
 }  // namespace dgcn::prep
