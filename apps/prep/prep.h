@@ -19,11 +19,15 @@ struct OutputOptions {
   EdgeOptions edges;             // --directed, --keep-self-loops, --keep-duplicates
   int threads = 0;               // --threads (0 = all cores)
   int zstd_level = 3;            // --zstd-level
+  bool all_raw = false;          // --raw: every section uncompressed, mappable in place
 };
 
 // Adds --out, --reorder, --directed, --keep-self-loops, --keep-duplicates,
-// --threads and --zstd-level to `cmd`, storing into `options`.
+// --threads, --zstd-level and --raw to `cmd`, storing into `options`.
 void add_output_flags(CLI::App& cmd, OutputOptions& options);
+// The same without the edge flags, for commands that do not build a CSR
+// (convert).
+void add_write_flags(CLI::App& cmd, OutputOptions& options);
 
 // Validates `store`, applies --reorder, writes options.out atomically (temp
 // name, fsync, rename) and prints one JSON line describing what was written.
@@ -37,5 +41,7 @@ void register_graphsaint(CLI::App& app);  // graphsaint --root DIR
 void register_npz(CLI::App& app);         // npz --file F.npz --split ...
 void register_edgelist(CLI::App& app);    // edgelist --file F
 void register_synthetic(CLI::App& app);   // synthetic --preset ... --seed S
+void register_convert(CLI::App& app);     // convert FILE --out F.gcn [--raw]: re-encode a store
+void register_load_bench(CLI::App& app);  // load-bench FILE: load times and memory per load mode
 
 }  // namespace dgcn::prep

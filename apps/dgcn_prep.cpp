@@ -1,0 +1,43 @@
+// dgcn-prep: turns an outside dataset layout (or a synthetic spec) into a
+// .gcn graph store, and inspects, checks, re-encodes and benchmarks .gcn
+// files. Each subcommand lives in apps/prep/; this file only wires them up.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "apps/prep/prep.h"
+#include "graph/error.h"
+
+int main(int argc, char** argv) {
+  // stdout carries the JSON results; the log goes to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_st("dgcn-prep"));
+  spdlog::set_pattern("[%T.%e] %v");
+
+  CLI::App app{
+      "dgcn-prep: build .gcn graph stores and inspect them. Results are JSON on stdout, progress on "
+      "stderr; a bad input is an error naming the file, field and values, with exit status 1 and no "
+      "partial output."};
+  app.require_subcommand(1);
+  // One line per subcommand (apps/prep/prep.h); a new reader adds its line here.
+  dgcn::prep::register_info(app);
+  dgcn::prep::register_verify(app);
+  dgcn::prep::register_convert(app);
+  dgcn::prep::register_load_bench(app);
+
+  try {
+    app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a usage error is 2
+  } catch (const dgcn::Error& e) {
+    std::fprintf(stderr, "dgcn-prep: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dgcn-prep: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

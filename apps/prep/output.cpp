@@ -1,0 +1,78 @@
+// The output half every reader subcommand shares: flags, validation, the
+// atomic write and the one-line JSON summary.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "apps/prep/prep.h"
+#include "graph/gcn_format.h"
+#include "graph/parallel.h"
+
+namespace dgcn::prep {
+
+void add_write_flags(CLI::App& cmd, OutputOptions& o) {
+  cmd.add_option("--out", o.out,
+                 "the .gcn file to write; it is written under a temporary name in the same directory and "
+                 "renamed at the end, so a failed run leaves no partial file and an existing file untouched")
+      ->required();
+  cmd.add_option("--reorder", o.reorder, "node order of the output: none (keep the input's order)")
+      ->check(CLI::IsMember({"none"}))
+      ->capture_default_str();
+  cmd.add_option("--threads", o.threads, "threads for validation and compression (0 = all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--zstd-level", o.zstd_level,
+                 "zstd level of the compressed sections, 1..22 (higher: smaller file, slower write; "
+                 "reading speed barely changes)")
+      ->check(CLI::Range(1, 22))
+      ->capture_default_str();
+  cmd.add_flag("--raw", o.all_raw,
+               "store every section uncompressed and page-aligned, so shared-cache loads map the file in "
+               "place (a larger file, no decompression)");
+}
+
+void add_output_flags(CLI::App& cmd, OutputOptions& o) {
+  add_write_flags(cmd, o);
+  cmd.add_flag_callback(
+      "--directed", [&o] { o.edges.symmetrize = false; },
+      "keep edges as given; by default the reverse of every edge is added");
+  cmd.add_flag_callback(
+      "--keep-self-loops", [&o] { o.edges.drop_self_loops = false; },
+      "keep edges v -> v; by default they are dropped");
+  cmd.add_flag_callback(
+      "--keep-duplicates", [&o] { o.edges.drop_duplicates = false; },
+      "keep repeated edges; by default one copy of each is kept");
+}
+
+void write_output(GraphStore store, const OutputOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int threads = o.threads > 0 ? o.threads : default_num_threads();
+  DGCN_CHECK(o.reorder == "none", "--reorder {}: this build can only keep the input order (none)", o.reorder);
+  spdlog::info("validating the store ({} nodes, {} CSR entries, {} features)", store.num_nodes(),
+               store.num_edges(), store.num_features);
+  store.validate(fmt::format("store for {}", o.out), threads);
+
+  SaveOptions save;
+  save.zstd_level = o.zstd_level;
+  save.threads = threads;
+  save.all_raw = o.all_raw;
+  save.progress = [](const std::string& line) { spdlog::info("{}", line); };
+  const SaveResult r = save_gcn(store, o.out, save);
+
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nlohmann::json j = {{"path", o.out},
+                      {"bytes", r.file_bytes},
+                      {"raw_bytes", r.raw_bytes},
+                      {"ratio", r.file_bytes > 0 ? static_cast<double>(r.raw_bytes) / r.file_bytes : 0.0},
+                      {"num_nodes", store.num_nodes()},
+                      {"num_edges", store.num_edges()},
+                      {"seconds", seconds}};
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+  spdlog::info("wrote {} ({} bytes, {:.2f}x smaller than raw) in {:.2f} s", o.out, r.file_bytes,
+               r.file_bytes > 0 ? static_cast<double>(r.raw_bytes) / r.file_bytes : 0.0, seconds);
+}
+
+}  // namespace dgcn::prep

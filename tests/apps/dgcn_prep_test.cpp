@@ -1,0 +1,238 @@
+// dgcn-prep as a user runs it: JSON on stdout, a message naming the file,
+// field and values on stderr with exit status 1, and no partial output.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../graph/gcn_test_util.h"
+#include "graph/gcn_format.h"
+
+namespace dgcn {
+namespace {
+
+using testing::ScratchDir;
+
+struct PrepRun {
+  int status = -1;
+  std::string out, err;
+  nlohmann::json json() const { return nlohmann::json::parse(out); }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `dgcn-prep ARGS` through the shell (`prefix` runs first, e.g. a ulimit).
+PrepRun prep(const ScratchDir& dir, const std::string& args, const std::string& prefix = "") {
+  const char* bin_dir = std::getenv("DGCN_BIN_DIR");
+  const std::string bin = std::string(bin_dir != nullptr ? bin_dir : "build/bin") + "/dgcn-prep";
+  const std::string out =
+      dir.path() + "/../" + std::filesystem::path(dir.path()).filename().string() + ".stdout";
+  const std::string err = out + ".stderr";
+  const std::string cmd = prefix + "exec " + bin + " " + args + " >" + out + " 2>" + err;
+  int rc = std::system(("bash -c \"" + cmd + "\"").c_str());
+  PrepRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+class DgcnPrep : public ::testing::Test {
+ protected:
+  std::string save(const GraphStore& s, const std::string& name, SaveOptions o = {}) {
+    const std::string path = dir_.file(name);
+    save_gcn(s, path, o);
+    return path;
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(DgcnPrep, InfoPrintsTheStatistics) {
+  GraphStore s = testing::make_store(testing::eight_node_edges());
+  s.metadata_json = R"({"reader":"fixture"})";
+  const std::string path = save(s, "s.gcn");
+  PrepRun r = prep(dir_, "info " + path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = r.json();
+  EXPECT_EQ(j["num_nodes"], 8);
+  EXPECT_EQ(j["num_edges"], 16);  // 8 undirected edges, both directions
+  EXPECT_EQ(j["num_features"], 4);
+  EXPECT_EQ(j["num_classes"], 3);
+  EXPECT_EQ(j["task"], "single-label");
+  EXPECT_EQ(j["train"], 4);
+  EXPECT_EQ(j["valid"], 2);
+  EXPECT_EQ(j["test"], 2);
+  EXPECT_EQ(j["degree"]["min"], 1);  // node 4
+  EXPECT_EQ(j["degree"]["max"], 3);  // node 2
+  EXPECT_DOUBLE_EQ(j["degree"]["mean"].get<double>(), 2.0);
+  EXPECT_EQ(j["file_bytes"], std::filesystem::file_size(path));
+  EXPECT_EQ(j["metadata"]["reader"], "fixture");
+  ASSERT_EQ(j["sections"].size(), 8u);
+  EXPECT_EQ(j["sections"][2]["name"], "features");
+  EXPECT_EQ(j["sections"][2]["raw_bytes"], 8 * 4 * 4);
+  EXPECT_EQ(j["sections"][2]["codec"], "raw");  // small sections stay raw
+}
+
+TEST_F(DgcnPrep, BadStoresExitOneNamingFileFieldAndValues) {
+  struct Case {
+    const char* name;
+    void (*damage)(GraphStore&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {"nan", [](GraphStore& s) { s.features.as_mutable<float>()[5 * 4 + 1] = std::nanf(""); },
+       "feature [node 5, column 1] is nan"},
+      {"label", [](GraphStore& s) { s.labels.as_mutable<int32_t>()[6] = 3; },
+       "label of node 6 is 3, expected a class in [0, 3)"},
+      {"indptr",
+       [](GraphStore& s) {
+         Buffer p = s.graph.indptr_buffer();
+         p.as_mutable<int64_t>()[2] = 9;
+       },
+       "indptr is not monotone: indptr[2] = 9 > indptr[3] = 7"},
+      {"ids",
+       [](GraphStore& s) {
+         Buffer ids = s.graph.indices_buffer();
+         ids.as_mutable<int32_t>()[5] = 8;
+       },
+       "indices[5] = 8 is not a node id in [0, 8)"},
+  };
+  for (const Case& c : cases) {
+    GraphStore s = testing::make_store(testing::eight_node_edges());
+    c.damage(s);
+    const std::string path = save(s, std::string(c.name) + ".gcn");
+    PrepRun r = prep(dir_, "info " + path);
+    EXPECT_EQ(r.status, 1) << c.name;
+    EXPECT_TRUE(contains(r.err, "dgcn-prep: error: " + path + ": " + c.message)) << r.err;
+    EXPECT_EQ(r.out, "") << c.name;
+  }
+}
+
+TEST_F(DgcnPrep, DamagedFilesExitOne) {
+  const std::string path = save(testing::make_store(testing::eight_node_edges()), "s.gcn");
+  std::vector<char> bytes = testing::read_bytes(path);
+  testing::write_bytes(path, {bytes.begin(), bytes.begin() + 1000});
+  PrepRun r = prep(dir_, "info " + path);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, path + ": header says the file has")) << r.err;
+  EXPECT_TRUE(contains(r.err, "truncated")) << r.err;
+
+  std::vector<char> magic = bytes;
+  magic[0] = 'P';
+  testing::write_bytes(path, magic);
+  r = prep(dir_, "verify " + path);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, path + ": not a .gcn file")) << r.err;
+
+  r = prep(dir_, "info " + dir_.file("absent.gcn"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "cannot open " + dir_.file("absent.gcn") + ": No such file")) << r.err;
+}
+
+TEST_F(DgcnPrep, VerifyReportsEverySection) {
+  const std::string path = save(testing::make_store(testing::eight_node_edges()), "s.gcn");
+  PrepRun r = prep(dir_, "verify " + path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.json()["ok"], true);
+  EXPECT_EQ(r.json()["sections"].size(), 8u);
+
+  const GcnSection degree = *read_gcn_header(path).find("degree");
+  std::vector<char> bytes = testing::read_bytes(path);
+  bytes[degree.offset + 4] ^= 0x01;
+  testing::write_bytes(path, bytes);
+  r = prep(dir_, "verify " + path);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.json()["ok"], false);
+  EXPECT_EQ(r.json()["sections"][7]["name"], "degree");
+  EXPECT_EQ(r.json()["sections"][7]["bad_frames"], 1);
+  EXPECT_EQ(r.json()["sections"][6]["ok"], true);
+  EXPECT_TRUE(contains(r.err, path + ": section 'degree' frame 0 (raw bytes [0, 32)): checksum mismatch"))
+      << r.err;
+}
+
+TEST_F(DgcnPrep, ConvertWritesOneJsonLineAndTheSameStore) {
+  GraphStore s = testing::make_store(testing::cycle_edges(3000), 8, 5);
+  const std::string in = save(s, "in.gcn");
+  const std::string out = dir_.file("out.gcn");
+  PrepRun r = prep(dir_, "convert " + in + " --out " + out + " --raw --threads 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = r.json();
+  EXPECT_EQ(j["path"], out);
+  EXPECT_EQ(j["bytes"], std::filesystem::file_size(out));
+  EXPECT_EQ(j["num_nodes"], 3000);
+  EXPECT_EQ(j["num_edges"], 6000);
+  EXPECT_GT(j["raw_bytes"].get<double>(), 0);
+  EXPECT_GT(j["ratio"].get<double>(), 0);
+  EXPECT_GE(j["seconds"].get<double>(), 0);
+  EXPECT_TRUE(read_gcn_header(out).all_raw());
+  EXPECT_FALSE(read_gcn_header(in).all_raw());
+  EXPECT_EQ(testing::digest_of(load_gcn(out)), testing::digest_of(s));
+}
+
+TEST_F(DgcnPrep, FailedWriteLeavesExistingOutputUntouched) {
+  GraphStore s = testing::make_store(testing::cycle_edges(3000), 8, 5);
+  const std::string in = save(s, "in.gcn");
+  const std::string out = save(testing::make_store(testing::eight_node_edges()), "out.gcn");
+  const std::vector<char> before = testing::read_bytes(out);
+
+  // Invalid input: rejected while loading, nothing written.
+  GraphStore bad = s;
+  bad.features.as_mutable<float>()[100] = std::numeric_limits<float>::infinity();
+  const std::string bad_in = save(bad, "bad.gcn");
+  PrepRun r = prep(dir_, "convert " + bad_in + " --out " + out);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, bad_in + ": feature [node 12, column 4] is inf")) << r.err;
+
+  // The disk "fills up" half way (file size limit): the write fails cleanly.
+  r = prep(dir_, "convert " + in + " --out " + out, "trap '' XFSZ; ulimit -f 16; ");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "File too large")) << r.err;
+
+  EXPECT_EQ(testing::read_bytes(out), before);
+  EXPECT_EQ(dir_.entries(), (std::vector<std::string>{"bad.gcn", "in.gcn", "out.gcn"}));
+}
+
+TEST_F(DgcnPrep, UsageErrorsAndHelp) {
+  PrepRun r = prep(dir_, "--help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* cmd : {"info", "verify", "convert", "load-bench"})
+    EXPECT_TRUE(contains(r.out, cmd)) << cmd;
+  r = prep(dir_, "convert x.gcn --out y.gcn --reorder sideways");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "sideways")) << r.err;
+  r = prep(dir_, "");
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST_F(DgcnPrep, LoadBenchMeasuresEachModeInItsOwnProcess) {
+  const std::string path = save(testing::make_store(testing::cycle_edges(3000), 8, 5), "s.gcn");
+  PrepRun r = prep(dir_, "load-bench " + path + " --threads 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = r.json();
+  EXPECT_EQ(j["private"]["mapped"], false);
+  EXPECT_EQ(j["shared_cold"]["built_cache"], true);
+  EXPECT_EQ(j["shared_warm"]["built_cache"], false);
+  EXPECT_EQ(j["shared_warm"]["mapped"], true);
+  EXPECT_GT(j["private"]["peak_rss_mib"].get<double>(), 0);
+  EXPECT_EQ(dir_.entries(), std::vector<std::string>{"s.gcn"});  // its temporary cache dir is gone
+}
+
+}  // namespace
+}  // namespace dgcn
