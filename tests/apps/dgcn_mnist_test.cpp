@@ -73,7 +73,7 @@ std::vector<json> json_lines(const std::string& text) {
 class DgcnMnist : public ::testing::Test {
  protected:
   void SetUp() override {
-    data_ = scratch_ / "data";
+    data_ = scratch_.file("data");
     std::filesystem::create_directories(data_);
     write_toy_mnist(data_, 600, 200);
   }
@@ -116,7 +116,7 @@ TEST_F(DgcnMnist, TwoLaunchersAsTwoNodesMatchOneLauncherWithTwoRanks) {
   std::string common = kMnist + " --data " + data_ +
                        " --timeout 30 --epochs 2 --nnodes 2 --nproc-per-node 1 " +
                        "--master-addr 127.0.0.1 --master-port " + std::to_string(port);
-  std::string n0 = scratch_ / "node0", n1 = scratch_ / "node1";
+  std::string n0 = scratch_.file("node0"), n1 = scratch_.file("node1");
   auto both = run_command("(" + common + " --node-rank 0 >" + n0 + ".out 2>" + n0 + ".err; echo $? >" + n0 +
                               ".rc) & (" + common + " --node-rank 1 >" + n1 + ".out 2>" + n1 +
                               ".err; echo $? >" + n1 + ".rc) & wait",
@@ -131,7 +131,7 @@ TEST_F(DgcnMnist, TwoLaunchersAsTwoNodesMatchOneLauncherWithTwoRanks) {
 }
 
 TEST_F(DgcnMnist, ResumeEqualsAnUninterruptedRun) {
-  std::string a = scratch_ / "ckpt-a", b = scratch_ / "ckpt-b";
+  std::string a = scratch_.file("ckpt-a"), b = scratch_.file("ckpt-b");
   auto full = mnist("--epochs 3 --nproc-per-node 2 --checkpoint " + a);
   ASSERT_EQ(full.exit_code, 0) << full.err;
   // The newest checkpoint and the previous one are kept, nothing else.
@@ -157,7 +157,7 @@ TEST_F(DgcnMnist, ResumeEqualsAnUninterruptedRun) {
 }
 
 TEST_F(DgcnMnist, CorruptCheckpointFailsOnEveryRankWithoutHanging) {
-  std::string dir = scratch_ / "ckpt";
+  std::string dir = scratch_.file("ckpt");
   ASSERT_EQ(mnist("--epochs 1 --checkpoint " + dir).exit_code, 0);
   std::ofstream(dir + "/checkpoint-000001.pt", std::ios::trunc) << "not a checkpoint";
   auto r = mnist("--epochs 2 --nproc-per-node 2 --checkpoint " + dir + " --resume");
@@ -188,7 +188,7 @@ TEST_F(DgcnMnist, RunsUnderTorchrun) {
   // the zero flag when iterating an IntFlag); "1:1" only redirects local rank
   // 1's stdout to --log_dir, which prints nothing.
   auto r = run_command(torchrun + " --nproc_per_node 2 --master_port " + std::to_string(find_free_port()) +
-                           " --redirects 1:1 --tee 1:1 --log_dir " + (scratch_ / "torchrun-logs") +
+                           " --redirects 1:1 --tee 1:1 --log_dir " + (scratch_.file("torchrun-logs")) +
                            " --no_python " + kMnist + " --data " + data_ + " --timeout 30 --epochs 1",
                        scratch_);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -44,13 +44,13 @@ std::vector<uint8_t> iota_bytes(size_t n, uint8_t mod = 251) {
 // Writes the four MNIST files of a tiny dataset (count x 3 x 2 images).
 void write_mnist(const ScratchDir& dir, int64_t train, int64_t test, bool gzip) {
   std::string ext = gzip ? ".gz" : "";
-  write_file(dir / ("train-images-idx3-ubyte" + ext),
+  write_file(dir.file("train-images-idx3-ubyte" + ext),
              idx_bytes(8, {uint32_t(train), 3, 2}, iota_bytes(train * 6)), gzip);
-  write_file(dir / ("train-labels-idx1-ubyte" + ext), idx_bytes(8, {uint32_t(train)}, iota_bytes(train, 10)),
-             gzip);
-  write_file(dir / ("t10k-images-idx3-ubyte" + ext),
+  write_file(dir.file("train-labels-idx1-ubyte" + ext),
+             idx_bytes(8, {uint32_t(train)}, iota_bytes(train, 10)), gzip);
+  write_file(dir.file("t10k-images-idx3-ubyte" + ext),
              idx_bytes(8, {uint32_t(test), 3, 2}, iota_bytes(test * 6)), gzip);
-  write_file(dir / ("t10k-labels-idx1-ubyte" + ext), idx_bytes(8, {uint32_t(test)}, iota_bytes(test, 10)),
+  write_file(dir.file("t10k-labels-idx1-ubyte" + ext), idx_bytes(8, {uint32_t(test)}, iota_bytes(test, 10)),
              gzip);
 }
 
@@ -69,7 +69,7 @@ TEST(MnistIdx, ReadsRawAndGzipAlike) {
   ScratchDir dir;
   auto data = iota_bytes(4 * 3 * 2);
   for (bool gzip : {false, true}) {
-    std::string path = dir / (gzip ? "a.gz" : "a");
+    std::string path = dir.file(gzip ? "a.gz" : "a");
     write_file(path, idx_bytes(8, {4, 3, 2}, data), gzip);
     IdxArray a = read_idx_ubyte(path);
     EXPECT_EQ(a.dims, (std::vector<int64_t>{4, 3, 2}));
@@ -80,8 +80,8 @@ TEST(MnistIdx, ReadsRawAndGzipAlike) {
 TEST(MnistIdx, RejectsBadHeadersAndSizes) {
   ScratchDir dir;
   auto put = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
-    write_file(dir / name, bytes, name.ends_with(".gz"));
-    return dir / name;
+    write_file(dir.file(name), bytes, name.ends_with(".gz"));
+    return dir.file(name);
   };
   expect_error(put("magic", {1, 0, 8, 1, 0, 0, 0, 1, 5}), "bad magic 01000801");
   expect_error(put("type", idx_bytes(0x0D, {1}, {0, 0, 0, 0})), "element type 0x0d is not supported");
@@ -97,7 +97,7 @@ TEST(MnistIdx, RejectsBadHeadersAndSizes) {
   // refused without trying to allocate what it claims.
   expect_error(put("huge", idx_bytes(8, {0xFFFFFFFFu, 255, 255}, iota_bytes(4))), "more than 1 TiB");
   expect_error(put("lying", idx_bytes(8, {60000, 28, 28}, iota_bytes(100))), "found only 100");
-  expect_error(dir / "missing", "cannot open");
+  expect_error(dir.file("missing"), "cannot open");
 }
 
 TEST(MnistIdx, ReadsAnMnistDirectory) {
@@ -119,10 +119,10 @@ TEST(MnistIdx, DirectoryChecksAcrossFiles) {
   ScratchDir dir;
   write_mnist(dir, 20, 7, false);
   // Labels count disagrees with the images.
-  write_file(dir / "t10k-labels-idx1-ubyte", idx_bytes(8, {6}, iota_bytes(6, 10)), false);
+  write_file(dir.file("t10k-labels-idx1-ubyte"), idx_bytes(8, {6}, iota_bytes(6, 10)), false);
   EXPECT_THROW(read_mnist_dir(dir.path()), Error);
   // A label that is not a class.
-  write_file(dir / "t10k-labels-idx1-ubyte", idx_bytes(8, {7}, {0, 1, 2, 10, 4, 5, 6}), false);
+  write_file(dir.file("t10k-labels-idx1-ubyte"), idx_bytes(8, {7}, {0, 1, 2, 10, 4, 5, 6}), false);
   try {
     read_mnist_dir(dir.path());
     ADD_FAILURE() << "label 10 accepted";
@@ -130,7 +130,7 @@ TEST(MnistIdx, DirectoryChecksAcrossFiles) {
     EXPECT_NE(std::string(e.what()).find("label 10 at index 3"), std::string::npos) << e.what();
   }
   // A missing file is named.
-  std::filesystem::remove(dir / "t10k-labels-idx1-ubyte");
+  std::filesystem::remove(dir.file("t10k-labels-idx1-ubyte"));
   try {
     read_mnist_dir(dir.path());
     ADD_FAILURE() << "missing file accepted";

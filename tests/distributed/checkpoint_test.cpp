@@ -33,7 +33,7 @@ TEST(Checkpoint, RestoresModelAndOptimizerOnEveryRank) {
     // parameters and momentum buffers both came back.
     EXPECT_TRUE(j["same_after_step"].get<bool>()) << "rank " << r;
   }
-  EXPECT_TRUE(std::filesystem::exists(out / "ckpt/checkpoint-000004.pt"));
+  EXPECT_TRUE(std::filesystem::exists(out.file("ckpt/checkpoint-000004.pt")));
 }
 
 TEST(Checkpoint, TorchLoadInPythonReadsTheWeights) {
@@ -43,7 +43,7 @@ TEST(Checkpoint, TorchLoadInPythonReadsTheWeights) {
   auto run = run_worker(1, {"checkpoint"}, out);
   ASSERT_EQ(run.launch.exit_code, 0) << run.launch.message;
   std::string path = run.ranks[0]["path"];
-  std::string script = out / "read.py";
+  std::string script = out.file("read.py");
   std::ofstream(script) << "import json, sys, torch\n"
                            "d = torch.load(sys.argv[1])\n"
                            "out = {k: [float(v.double().sum()), list(v.shape)] for k, v in d.items() if "

@@ -41,8 +41,8 @@ TEST(Launcher, SetsTheTorchrunVariablesForEveryRank) {
          dir.path() + "/$RANK"));
   EXPECT_EQ(r.exit_code, 0) << r.message;
   EXPECT_FALSE(r.failed_rank.has_value());
-  EXPECT_EQ(read_text(dir / "2"), "2 4 0 2 127.0.0.1 23456 1 omp\n");
-  EXPECT_EQ(read_text(dir / "3"), "3 4 1 2 127.0.0.1 23456 1 omp\n");
+  EXPECT_EQ(read_text(dir.file("2")), "2 4 0 2 127.0.0.1 23456 1 omp\n");
+  EXPECT_EQ(read_text(dir.file("3")), "3 4 1 2 127.0.0.1 23456 1 omp\n");
 }
 
 TEST(Launcher, SingleNodeDefaultsToLoopbackAndAFreePort) {
@@ -51,7 +51,7 @@ TEST(Launcher, SingleNodeDefaultsToLoopbackAndAFreePort) {
   options.nproc_per_node = 1;
   LaunchResult r = run_local_ranks(options, sh("echo $MASTER_ADDR $MASTER_PORT > " + dir.path() + "/env"));
   ASSERT_EQ(r.exit_code, 0) << r.message;
-  std::string env = read_text(dir / "env");
+  std::string env = read_text(dir.file("env"));
   EXPECT_EQ(env.rfind("127.0.0.1 ", 0), 0u) << env;
   int port = std::stoi(env.substr(10));
   EXPECT_GT(port, 0);

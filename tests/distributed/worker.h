@@ -39,7 +39,7 @@ inline WorkerRun run_worker(int nproc, std::vector<std::string> args, const Scra
   run.launch = run_local_ranks(options, argv);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (int r = 0; r < nproc; ++r) {
-    std::string path = out / ("rank" + std::to_string(r) + ".json");
+    std::string path = out.file("rank" + std::to_string(r) + ".json");
     run.ranks.push_back(std::filesystem::exists(path) ? nlohmann::json::parse(std::ifstream(path))
                                                       : nlohmann::json());
   }
