@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "graph/error.h"
+#include "run_command.h"
 
 namespace dgcn {
 namespace {
@@ -94,6 +96,44 @@ TEST(RankEnv, RejectsMissingAndInconsistentValues) {
   expect_error(with("MASTER_PORT", "70000"), "MASTER_PORT=70000");
   expect_error(with("MASTER_PORT", "0"), "MASTER_PORT=0");
   expect_error(with("MASTER_ADDR", ""), "MASTER_ADDR");
+}
+
+// scripts/rank-env.sh maps srun's and mpirun's variables to these.
+TEST(RankEnv, SrunAndMpirunWrapperScript) {
+  const char* source = std::getenv("DGCN_SOURCE_DIR");
+  if (source == nullptr) GTEST_SKIP() << "DGCN_SOURCE_DIR is not set (run through ctest)";
+  testing::ScratchDir scratch;
+  std::string script = std::string(source) + "/scripts/rank-env.sh";
+  std::string print =
+      " sh -c 'for v in RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT; do "
+      "eval echo $v=\\$$v; done'";
+  auto run = [&](const std::string& vars) {
+    auto r = testing::run_command("env -i PATH=/usr/bin:/bin " + vars + " " + script + print, scratch);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Vars seen;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      seen[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+    }
+    return parse(seen);
+  };
+  RankEnv slurm =
+      run("SLURM_PROCID=3 SLURM_NTASKS=4 SLURM_LOCALID=1 SLURM_TASKS_PER_NODE='2(x2)' MASTER_ADDR=n0");
+  EXPECT_EQ(slurm.describe(), "rank 3/4 (local 1/2, master n0:29500)");
+  RankEnv ompi =
+      run("OMPI_COMM_WORLD_RANK=2 OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=0 "
+          "OMPI_COMM_WORLD_LOCAL_SIZE=2 "
+          "MASTER_ADDR=10.0.0.1 MASTER_PORT=1234");
+  EXPECT_EQ(ompi.describe(), "rank 2/4 (local 0/2, master 10.0.0.1:1234)");
+  RankEnv mpich = run("PMI_RANK=1 PMI_SIZE=2 MPI_LOCALRANKID=1 MPI_LOCALNRANKS=2 MASTER_ADDR=h");
+  EXPECT_EQ(mpich.describe(), "rank 1/2 (local 1/2, master h:29500)");
+  auto missing = testing::run_command(
+      "env -i PATH=/usr/bin:/bin OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 "
+      "OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=1 " +
+          script + " true",
+      scratch);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("set MASTER_ADDR"), std::string::npos) << missing.err;
 }
 
 }  // namespace
