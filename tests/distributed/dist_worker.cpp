@@ -180,6 +180,7 @@ json run_fail(ProcessGroup& group, int victim, const std::string& how, const std
   at::Tensor t = torch::ones({16});
   group.allreduce_sum(t).wait();  // everyone is connected
   if (r == victim) {
+    spdlog::info("rank {} (pid {}): failing now ({})", r, getpid(), how);
     if (how == "exit") _exit(3);
     if (how == "signal") raise(SIGKILL);
     if (how == "hang" || how == "absent") {
@@ -195,6 +196,7 @@ json run_fail(ProcessGroup& group, int victim, const std::string& how, const std
   try {
     group.allreduce_sum(t).wait();
   } catch (const c10::Error& e) {
+    spdlog::info("rank {}: the collective failed: {}", r, e.what_without_backtrace());
     write_result(out, r, {{"error", e.what_without_backtrace()}});
     // Leave time for the launcher to see the victim's exit first, so the
     // test's attribution does not depend on scheduling.
