@@ -1,12 +1,12 @@
 // dgcn-mnist end to end: 1 and 2 ranks, two launchers as two "nodes" on
 // loopback, torchrun, checkpoints and resume, bad input.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../datasets/dataset_files.h"
 #include "distributed/launcher.h"
 #include "run_command.h"
 
@@ -20,18 +20,11 @@ using testing::ScratchDir;
 
 const std::string kMnist = DGCN_MNIST_BIN;
 
-void write_gz(const std::string& path, const std::vector<uint8_t>& header, const std::vector<uint8_t>& data) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  gzwrite(f, header.data(), static_cast<unsigned>(header.size()));
-  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
-  gzclose(f);
-}
-
-std::vector<uint8_t> header(std::vector<uint32_t> dims) {
-  std::vector<uint8_t> h = {0, 0, 8, static_cast<uint8_t>(dims.size())};
+// The IDX header of unsigned bytes with these dimensions.
+std::string header(std::vector<uint32_t> dims) {
+  std::string h = {0, 0, 8, static_cast<char>(dims.size())};
   for (uint32_t d : dims) {
-    for (int shift : {24, 16, 8, 0}) h.push_back(static_cast<uint8_t>(d >> shift));
+    for (int shift : {24, 16, 8, 0}) h.push_back(static_cast<char>(d >> shift));
   }
   return h;
 }
@@ -45,19 +38,19 @@ void write_toy_mnist(const std::string& dir, uint32_t train, uint32_t test) {
     return static_cast<uint32_t>(state >> 33);
   };
   for (auto [prefix, count] : {std::pair{"train", train}, std::pair{"t10k", test}}) {
-    std::vector<uint8_t> pixels, labels;
+    std::string pixels, labels;
     for (uint32_t i = 0; i < count; ++i) {
       int c = static_cast<int>(next() % 10);
-      labels.push_back(static_cast<uint8_t>(c));
+      labels.push_back(static_cast<char>(c));
       for (int y = 0; y < 8; ++y) {
         for (int x = 0; x < 8; ++x) {
           bool lit = c < 8 ? y == c : x == (c == 8 ? 0 : 7);
-          pixels.push_back(static_cast<uint8_t>((lit ? 180 : 0) + next() % 60));
+          pixels.push_back(static_cast<char>((lit ? 180 : 0) + next() % 60));
         }
       }
     }
-    write_gz(dir + "/" + prefix + "-images-idx3-ubyte.gz", header({count, 8, 8}), pixels);
-    write_gz(dir + "/" + prefix + "-labels-idx1-ubyte.gz", header({count}), labels);
+    testing::write_gz(dir + "/" + prefix + "-images-idx3-ubyte.gz", header({count, 8, 8}) + pixels);
+    testing::write_gz(dir + "/" + prefix + "-labels-idx1-ubyte.gz", header({count}) + labels);
   }
 }
 

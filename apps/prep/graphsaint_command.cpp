@@ -1,0 +1,36 @@
+// dgcn-prep graphsaint --root DIR: a GraphSAINT/PyG folder (AmazonProducts, Flickr, Yelp) -> .gcn
+#include <memory>
+
+#include "apps/prep/prep.h"
+#include "datasets/graphsaint_reader.h"
+
+namespace dgcn::prep {
+
+void register_graphsaint(CLI::App& app) {
+  struct State {
+    datasets::GraphSaintOptions reader;
+    OutputOptions output;
+  };
+  auto state = std::make_shared<State>();
+  CLI::App* cmd = app.add_subcommand(
+      "graphsaint",
+      "Read a GraphSAINT dataset folder as PyG's AmazonProducts/Flickr/Yelp use it: adj_full.npz (scipy "
+      "CSR), "
+      "feats.npy, class_map.json (multi-hot lists or single class ids, parsed as a stream) and role.json "
+      "(tr/va/te node lists).");
+  cmd->add_option("--root", state->reader.root, "the dataset folder holding adj_full.npz, feats.npy, ...")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--num-classes", state->reader.num_classes,
+                  "single-label class_map only: number of classes, labels must be below it (default 0: the "
+                  "largest label + 1)")
+      ->check(CLI::NonNegativeNumber);
+  add_output_flags(*cmd, state->output);
+  cmd->callback([state] {
+    state->reader.edges = state->output.edges;
+    state->reader.num_threads = state->output.threads;
+    write_output(datasets::read_graphsaint(state->reader), state->output);
+  });
+}
+
+}  // namespace dgcn::prep

@@ -1,0 +1,108 @@
+#include "datasets/edgelist_reader.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "datasets/csv.h"
+#include "datasets/store_assembly.h"
+#include "graph/error.h"
+
+namespace dgcn::datasets {
+
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
+
+struct ChunkEdges {
+  std::vector<int64_t> src, dst;
+  int64_t max_id = -1;
+};
+
+// Splits `text` at runs of spaces/tabs; returns the number of fields and
+// stores the first two.
+int split_fields(std::string_view text, std::string_view& a, std::string_view& b) {
+  int fields = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    if (i == text.size()) break;
+    size_t start = i;
+    while (i < text.size() && !is_space(text[i])) ++i;
+    if (fields == 0) a = text.substr(start, i - start);
+    if (fields == 1) b = text.substr(start, i - start);
+    ++fields;
+  }
+  return fields;
+}
+
+}  // namespace
+
+GraphStore read_edgelist(const EdgeListOptions& options) {
+  const int threads = resolve_threads(options.num_threads);
+  const std::string& path = options.file;
+  const int64_t limit = options.num_nodes > 0 ? options.num_nodes : INT64_MAX;
+
+  std::mutex mutex;
+  std::vector<ChunkEdges> parts;  // by chunk index; guarded by `mutex`
+  StreamStats stats = stream_line_chunks(
+      path, threads,
+      [&](const LineChunk& chunk) {
+        ChunkEdges edges;
+        for_each_line(chunk, [&](int64_t line, std::string_view text) {
+          size_t first = 0;
+          while (first < text.size() && is_space(text[first])) ++first;
+          if (first == text.size() || text[first] == '#') return;
+          std::string_view a, b;
+          int fields = split_fields(text, a, b);
+          DGCN_CHECK(fields == 2, "{}: line {}: {} has {} fields, expected 'src dst'", path, line,
+                     quote_value(text), fields);
+          int64_t s = 0, d = 0;
+          DGCN_CHECK(parse_number(a, s) && s >= 0, "{}: line {}: source {} is not a node id", path, line,
+                     quote_value(a));
+          DGCN_CHECK(parse_number(b, d) && d >= 0, "{}: line {}: destination {} is not a node id", path, line,
+                     quote_value(b));
+          DGCN_CHECK(s < limit && d < limit, "{}: line {}: node id {} is not below --num-nodes {}", path,
+                     line, std::max(s, d), limit);
+          edges.src.push_back(s);
+          edges.dst.push_back(d);
+          edges.max_id = std::max({edges.max_id, s, d});
+        });
+        std::lock_guard<std::mutex> lock(mutex);
+        if (parts.size() <= static_cast<size_t>(chunk.index)) parts.resize(chunk.index + 1);
+        parts[chunk.index] = std::move(edges);
+      },
+      options.chunk_bytes);
+
+  // Concatenate in file order, releasing each part as it is copied.
+  size_t total = 0;
+  int64_t max_id = -1;
+  for (const auto& p : parts) {
+    total += p.src.size();
+    max_id = std::max(max_id, p.max_id);
+  }
+  std::vector<int64_t> src, dst;
+  src.reserve(total);
+  dst.reserve(total);
+  for (auto& p : parts) {
+    src.insert(src.end(), p.src.begin(), p.src.end());
+    dst.insert(dst.end(), p.dst.begin(), p.dst.end());
+    p = ChunkEdges{};
+  }
+  const int64_t n = options.num_nodes > 0 ? options.num_nodes : max_id + 1;
+  spdlog::info("edgelist: {}: {} lines, {} edges, {} nodes, {:.1f} MB of text in {:.2f} s", path, stats.lines,
+               total, n, stats.text_bytes / 1e6, stats.seconds);
+
+  GraphStore store;
+  nlohmann::json meta = {{"reader", "edgelist"}, {"file", path}};
+  meta["edges"] = set_graph(store, n, std::move(src), std::move(dst), options.edges, threads, path);
+  store.metadata_json = meta.dump();
+  store.validate("edgelist: " + path, threads);
+  return store;
+}
+
+}  // namespace dgcn::datasets

@@ -1,0 +1,91 @@
+// NumPy's .npy format (also the members of an .npz archive): header parsing
+// and validation, reading into a native-endian, C-order Buffer, and checked
+// conversions to the types dgcn stores.
+//
+// The header is trusted only after it is checked: a supported dtype with its
+// byte order, a shape whose element count times the item size does not
+// overflow, and a size that matches the bytes the container says it holds.
+// Nothing is allocated for the data before that, so a header announcing 1 TB
+// in a 1 KB file is an error, not an allocation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/buffer.h"
+
+namespace dgcn::datasets {
+
+enum class DType : uint8_t {
+  kBool,
+  kInt8,
+  kUInt8,
+  kInt16,
+  kUInt16,
+  kInt32,
+  kUInt32,
+  kInt64,
+  kUInt64,
+  kFloat32,
+  kFloat64,
+  kBytes,  // fixed-width byte strings ('|S3'): scipy's format.npy
+};
+const char* dtype_name(DType dtype);  // "int32", "float64", "bytes", ...
+
+struct NpyHeader {
+  std::string descr;  // as written, e.g. "<f4"
+  DType dtype = DType::kUInt8;
+  size_t itemsize = 1;
+  bool big_endian = false;
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;  // magic + version + length + dict
+
+  int64_t count() const;             // product of the shape (1 for a scalar)
+  uint64_t data_bytes() const;       // count() * itemsize
+  std::string shape_string() const;  // "(2708, 1433)"
+};
+
+// Parses the header at the start of `prefix`, which must hold the whole
+// header (data may follow). Errors name `what`.
+NpyHeader parse_npy_header(std::span<const std::byte> prefix, const std::string& what);
+
+// An array in native byte order and C (row-major) order.
+struct NpyArray {
+  NpyHeader header;
+  Buffer data;
+
+  DType dtype() const { return header.dtype; }
+  const std::vector<int64_t>& shape() const { return header.shape; }
+  int64_t count() const { return header.count(); }
+  template <class T>
+  std::span<const T> as() const {
+    return data.as<T>();
+  }
+};
+
+// Reads just the header of an .npy stream (the stream is left at the data).
+NpyHeader read_npy_header(const std::function<size_t(void*, size_t)>& read, const std::string& what);
+
+// Reads one .npy stream. `read(dst, n)` returns the bytes it read (fewer than
+// n only at the end); `declared_bytes` is the stream's size as its container
+// declares it (file size, zip member size). The header must account for
+// exactly that many bytes, and the stream must really hold them.
+NpyArray read_npy(const std::function<size_t(void*, size_t)>& read, uint64_t declared_bytes,
+                  const std::string& what);
+
+// Reads an .npy file.
+NpyArray read_npy_file(const std::string& path);
+
+// Checked conversions; `what` names the array in errors.
+// Any integer dtype (and bool) to int64 (uint64 above INT64_MAX is an error).
+std::vector<int64_t> to_int64(const NpyArray& array, const std::string& what);
+// Any numeric dtype to float32 (float64 values outside float range are an error).
+Buffer to_float32(const NpyArray& array, const std::string& what);
+// A 'S' array's elements as strings (trailing NULs removed).
+std::vector<std::string> to_strings(const NpyArray& array, const std::string& what);
+
+}  // namespace dgcn::datasets
