@@ -1,0 +1,319 @@
+#include "distributed/process_group.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <netdb.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <torch/version.h>
+#include <unistd.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <cstdlib>
+#include <cstring>
+
+// Note [LibTorch 1.13 vs 2.x]
+// In LibTorch 1.x, ProcessGroupGloo and ProcessGroupNCCL derive from
+// c10d::ProcessGroup. In 2.x they derive from c10d::Backend, and
+// c10d::ProcessGroup became a wrapper that dispatches to backends. Both bases
+// offer the same allreduce/broadcast returning c10d::Work, and the two
+// classes keep their (store, rank, size, options) constructors, so the only
+// difference for us is the name of the base: `C10dBackend` below.
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+using C10dBackend = c10d::Backend;
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+using C10dBackend = c10d::ProcessGroup;
+#endif
+
+// The c10d headers guard each backend with USE_C10D_<NAME>; CMake defines
+// them when the headers (and, for NCCL, a CUDA LibTorch) are there.
+#ifdef USE_C10D_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef USE_C10D_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace dgcn {
+
+const char* backend_name(CommBackend backend) {
+  return backend == CommBackend::kNccl ? "nccl" : "gloo";
+}
+
+CommBackend parse_backend(const std::string& name, const c10::Device& device) {
+  CommBackend backend;
+  if (name == "auto") {
+    backend = device.is_cuda() ? CommBackend::kNccl : CommBackend::kGloo;
+  } else if (name == "gloo") {
+    backend = CommBackend::kGloo;
+  } else if (name == "nccl") {
+    backend = CommBackend::kNccl;
+  } else {
+    TORCH_CHECK(false, "--backend: unknown backend '", name, "' (choose gloo, nccl or auto)");
+  }
+#ifndef USE_C10D_NCCL
+  TORCH_CHECK(backend != CommBackend::kNccl,
+              "--backend nccl: this build of dgcn has no NCCL (it needs a CUDA LibTorch and the NCCL "
+              "headers at configure time); use --backend gloo");
+#endif
+#ifndef USE_C10D_GLOO
+  TORCH_CHECK(backend != CommBackend::kGloo,
+              "--backend gloo: this build of dgcn has no Gloo (the LibTorch found at configure time ships "
+              "no gloo headers); use --backend nccl");
+#endif
+  TORCH_CHECK(backend != CommBackend::kNccl || device.is_cuda(),
+              "--backend nccl needs CUDA tensors, but the training device is ", device.str());
+  TORCH_CHECK(backend != CommBackend::kGloo || device.is_cpu(),
+              "--backend gloo: dgcn syncs CPU tensors over Gloo, but the training device is ", device.str(),
+              "; use --backend nccl (or auto)");
+  return backend;
+}
+
+// ---------------------------------------------------------------------------
+// Work
+
+struct Work::State {
+  c10::intrusive_ptr<c10d::Work> work;
+  std::string what;  // "allreduce of 1024 x Float (gloo, rank 1 of 4)"
+};
+
+Work::Work() = default;
+Work::~Work() = default;
+Work::Work(Work&&) noexcept = default;
+Work& Work::operator=(Work&&) noexcept = default;
+
+bool Work::pending() const {
+  return state_ != nullptr;
+}
+
+void Work::wait() {
+  if (!state_) return;
+  std::unique_ptr<State> state = std::move(state_);
+  try {
+    state->work->wait();
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, state->what, " failed: ", e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    TORCH_CHECK(false, state->what, " failed: ", e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// ProcessGroup
+
+struct ProcessGroup::Impl {
+  int rank = 0;
+  int size = 1;
+  CommBackend backend = CommBackend::kGloo;
+  c10::Device device{c10::kCPU};
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<C10dBackend> group;
+
+  std::string describe(const char* op, const at::Tensor& t) const {
+    return c10::str(op, " of ", t.numel(), " x ", t.scalar_type(), " (", backend_name(backend), ", rank ",
+                    rank, " of ", size, ")");
+  }
+  void check_tensor(const char* op, const at::Tensor& t) const {
+    TORCH_CHECK(group, op, ": the process group was shut down");
+    TORCH_CHECK(t.defined() && t.layout() == c10::kStrided && t.is_contiguous(), op, " (",
+                backend_name(backend), "): the tensor must be dense and contiguous");
+    TORCH_CHECK(t.device() == device, op, " (", backend_name(backend), "): the tensor is on ",
+                t.device().str(), " but this process group works on ", device.str());
+  }
+};
+
+namespace {
+
+bool is_loopback(const std::string& addr) {
+  return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
+}
+
+#ifdef USE_C10D_GLOO
+// The local address this host uses to reach `master` (a connected UDP socket
+// sends nothing; getsockname reports the interface routing chose). Gloo binds
+// its device there, so two nodes find each other even when the hostname
+// resolves to a loopback address (Debian's 127.0.1.1).
+std::string local_address_toward(const std::string& master) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  int rc = getaddrinfo(master.c_str(), "9", &hints, &found);
+  TORCH_CHECK(rc == 0, "rendezvous: cannot resolve MASTER_ADDR '", master, "': ", gai_strerror(rc));
+  std::string local;
+  for (addrinfo* a = found; a != nullptr && local.empty(); a = a->ai_next) {
+    int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    sockaddr_storage self{};
+    socklen_t len = sizeof(self);
+    char host[NI_MAXHOST];
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&self), &len) == 0 &&
+        getnameinfo(reinterpret_cast<sockaddr*>(&self), len, host, sizeof(host), nullptr, 0,
+                    NI_NUMERICHOST) == 0) {
+      local = host;
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  TORCH_CHECK(!local.empty(), "rendezvous: no local interface routes to MASTER_ADDR '", master,
+              "'; set GLOO_SOCKET_IFNAME to the interface to use");
+  return local;
+}
+
+c10::intrusive_ptr<C10dBackend> make_gloo(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env,
+                                          std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname != '\0') {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+  } else if (!env.from_environment || is_loopback(env.master_addr)) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  } else {
+    options->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForHostname(local_address_toward(env.master_addr)));
+  }
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+}
+#endif
+
+#ifdef USE_C10D_NCCL
+c10::intrusive_ptr<C10dBackend> make_nccl(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env,
+                                          std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
+}
+#endif
+
+c10::intrusive_ptr<c10d::Store> make_store(const RankEnv& env, std::chrono::milliseconds timeout) {
+  if (!env.from_environment) {
+    TORCH_INTERNAL_ASSERT(env.world_size == 1);
+    return c10::make_intrusive<c10d::HashStore>();
+  }
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(env.master_port);
+  options.isServer = env.rank == 0 && !env.use_agent_store;
+  options.numWorkers = static_cast<size_t>(env.world_size);
+  options.waitWorkers = true;
+  options.timeout = timeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  } catch (const std::exception& e) {
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    TORCH_CHECK(false, "rendezvous at ", env.master_addr, ":", env.master_port, " failed for ",
+                env.describe(), options.isServer ? " (hosting the store)" : " (connecting to the store)",
+                ": ", c10_error ? c10_error->what_without_backtrace() : e.what());
+  }
+  if (env.use_agent_store) {
+    store =
+        c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + std::to_string(env.restart_count), store);
+  }
+  return c10::make_intrusive<c10d::PrefixStore>("dgcn", store);
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ProcessGroup::~ProcessGroup() = default;
+
+std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env, const ProcessGroupOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->rank = env.rank;
+  impl->size = env.world_size;
+  impl->backend = options.backend;
+  impl->store = make_store(env, options.timeout);
+  try {
+    if (options.backend == CommBackend::kNccl) {
+#ifdef USE_C10D_NCCL
+      int devices = static_cast<int>(c10::cuda::device_count());
+      TORCH_CHECK(env.local_rank < devices, "nccl: LOCAL_RANK=", env.local_rank, " but this node has ",
+                  devices, " CUDA device(s); NCCL needs one GPU per local rank");
+      c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
+      impl->device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+      impl->group = make_nccl(impl->store, env, options.timeout);
+#else
+      TORCH_CHECK(false, "nccl: this build of dgcn has no NCCL");
+#endif
+    } else {
+#ifdef USE_C10D_GLOO
+      impl->group = make_gloo(impl->store, env, options.timeout);
+#else
+      TORCH_CHECK(false, "gloo: this build of dgcn has no Gloo");
+#endif
+    }
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, "creating the ", backend_name(options.backend), " process group for ", env.describe(),
+                " failed: ", e.what_without_backtrace());
+  }
+  spdlog::debug("process group: {} over {}", env.describe(), backend_name(options.backend));
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
+}
+
+int ProcessGroup::rank() const {
+  return impl_->rank;
+}
+int ProcessGroup::size() const {
+  return impl_->size;
+}
+CommBackend ProcessGroup::backend() const {
+  return impl_->backend;
+}
+c10::Device ProcessGroup::device() const {
+  return impl_->device;
+}
+
+Work ProcessGroup::allreduce_sum(at::Tensor tensor) {
+  impl_->check_tensor("allreduce", tensor);
+  std::vector<at::Tensor> tensors{tensor};
+  Work work;
+  work.state_ = std::make_unique<Work::State>();
+  work.state_->what = impl_->describe("allreduce", tensor);
+  work.state_->work = impl_->group->allreduce(tensors, c10d::AllreduceOptions());
+  return work;
+}
+
+Work ProcessGroup::broadcast(at::Tensor tensor, int root) {
+  impl_->check_tensor("broadcast", tensor);
+  TORCH_CHECK(root >= 0 && root < impl_->size, "broadcast: root ", root, " is outside [0, ", impl_->size,
+              ")");
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::BroadcastOptions options;
+  options.rootRank = root;
+  Work work;
+  work.state_ = std::make_unique<Work::State>();
+  work.state_->what = impl_->describe("broadcast", tensor);
+  work.state_->work = impl_->group->broadcast(tensors, options);
+  return work;
+}
+
+void ProcessGroup::barrier() {
+  // A one-element all-reduce: every backend has it, and for NCCL it needs no
+  // guess of the device (c10d's NCCL barrier does guess).
+  at::Tensor token = at::zeros({1}, at::TensorOptions().device(impl_->device));
+  allreduce_sum(token).wait();
+  token.item<float>();  // for CUDA: the host waits for the stream too
+}
+
+std::vector<double> ProcessGroup::sum_over_ranks(std::vector<double> values) {
+  if (values.empty()) return values;
+  at::Tensor t = at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(impl_->device);
+  allreduce_sum(t).wait();
+  t = t.cpu();
+  const double* p = t.data_ptr<double>();
+  return std::vector<double>(p, p + values.size());
+}
+
+void ProcessGroup::shutdown() {
+  if (!impl_->group) return;
+  barrier();
+  impl_->group.reset();
+  impl_->store.reset();
+}
+
+}  // namespace dgcn

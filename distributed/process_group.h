@@ -1,0 +1,95 @@
+// Collectives over the ranks of a job: one small interface returning async
+// handles, implemented by c10d's ProcessGroupGloo (CPU tensors) and
+// ProcessGroupNCCL (CUDA tensors, one GPU per local rank). Nothing outside
+// process_group.cpp sees c10d or knows which backends exist.
+//
+// Every collective must be issued in the same order on every rank (c10d
+// matches them by order); the DDP module guarantees that for its buckets.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/rank_env.h"
+
+namespace dgcn {
+
+enum class CommBackend { kGloo, kNccl };
+const char* backend_name(CommBackend backend);  // "gloo", "nccl"
+
+// "gloo", "nccl", or "auto" (nccl when `device` is CUDA, gloo otherwise).
+// Throws c10::Error on another name, and for nccl in a build without it.
+CommBackend parse_backend(const std::string& name, const c10::Device& device);
+
+struct ProcessGroupOptions {
+  CommBackend backend = CommBackend::kGloo;
+  // Rendezvous and per-collective timeout; a collective that waits longer
+  // fails with an error naming the operation and the rank.
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+};
+
+// An in-flight collective. Default-constructed: already complete.
+class Work {
+ public:
+  Work();
+  ~Work();
+  Work(Work&&) noexcept;
+  Work& operator=(Work&&) noexcept;
+
+  // Blocks until the collective has finished (NCCL: until the current CUDA
+  // stream is ordered after it). Throws c10::Error naming the operation,
+  // backend and rank when it failed or timed out. Later calls return at once.
+  void wait();
+  bool pending() const;
+
+ private:
+  friend class ProcessGroup;
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+class ProcessGroup {
+ public:
+  // Collective: every rank of `env` must call it. Rendezvous is c10d's
+  // TCPStore at env.master_addr:master_port, hosted by rank 0 (or by torchrun's
+  // agent, see RankEnv::use_agent_store); a single process with no rank
+  // environment uses an in-process store and opens no port. For NCCL, selects
+  // cuda:LOCAL_RANK as this process's current device.
+  static std::unique_ptr<ProcessGroup> create(const RankEnv& env, const ProcessGroupOptions& options);
+  ~ProcessGroup();  // releases without waiting for peers; call shutdown() first for a clean end
+
+  int rank() const;
+  int size() const;
+  CommBackend backend() const;
+  // Where tensors handed to the collectives must live: CPU for Gloo,
+  // cuda:LOCAL_RANK for NCCL.
+  c10::Device device() const;
+
+  // Async, in place: every rank's `tensor` becomes the element-wise sum over
+  // ranks. `tensor` must be dense, contiguous and on device(), and must stay
+  // alive and untouched until wait() returns.
+  Work allreduce_sum(at::Tensor tensor);
+  // Async, in place: every rank's `tensor` becomes root's.
+  Work broadcast(at::Tensor tensor, int root);
+  // Blocks until every rank has reached it.
+  void barrier();
+  // Blocking: element-wise sums of `values` over ranks (float64), e.g. metric
+  // counters. Every rank must pass the same number of values.
+  std::vector<double> sum_over_ranks(std::vector<double> values);
+
+  // Collective: waits for every rank (barrier), then releases the backend and
+  // the store. Idempotent; no collective may follow.
+  void shutdown();
+
+ private:
+  struct Impl;
+  explicit ProcessGroup(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dgcn

@@ -1,0 +1,66 @@
+// Memory for the rows the loader gathers per batch (features, seed labels),
+// and a pool that recycles it. Fresh memory is expensive here: first touch of
+// a 4 KiB page costs a page fault (measured ~20 us on our shared VMs, so a
+// products-scale batch of 200 MB would spend longer faulting than gathering),
+// hence the pool and its huge pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "graph/buffer.h"
+
+namespace dgcn {
+
+// Memory for one batch's gathered rows. `lease` keeps it alive (or returns it
+// to its pool) until the batch is dropped, so a torch-side allocator can hand
+// out pinned host tensors and wrap the batch without a copy.
+struct BatchMemory {
+  std::span<float> features;    // at least rows x num_features floats
+  std::span<std::byte> labels;  // at least num_seeds x label_bytes bytes
+  std::shared_ptr<void> lease;
+};
+
+// Called from loader worker threads, possibly concurrently: must be
+// thread-safe. It may block (e.g. on a fixed pool of pinned slots), which
+// stalls that worker until the consumer drops a batch.
+using BatchAllocator =
+    std::function<BatchMemory(int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes)>;
+
+// Plain 64-byte aligned host memory, fresh on every call.
+BatchMemory allocate_batch_memory(int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes);
+
+// Keeps the buffers of dropped batches (at most `max_free` of them) and hands
+// them out again; new buffers get 25% headroom, so batches of varying size
+// reuse them, and large ones ask for transparent huge pages. Thread-safe. A lease that
+// outlives the pool frees its buffer.
+class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
+ public:
+  static std::shared_ptr<BatchMemoryPool> create(size_t max_free);
+
+  BatchMemory acquire(int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes);
+  // An allocator that acquires from this pool (and keeps the pool alive).
+  BatchAllocator allocator();
+
+  size_t buffers_created() const;  // fresh allocations so far
+
+ private:
+  explicit BatchMemoryPool(size_t max_free) : max_free_(max_free) {}
+  void give_back(Buffer buffer);
+
+  const size_t max_free_;
+  mutable std::mutex mutex_;
+  std::vector<Buffer> free_;  // GUARDED_BY(mutex_)
+  size_t created_ = 0;        // GUARDED_BY(mutex_)
+};
+
+// An owned allocation of `bytes` bytes aligned to 2 MiB and advised for
+// transparent huge pages (MADV_HUGEPAGE; a no-op where THP is off).
+Buffer allocate_huge_page_buffer(size_t bytes);
+
+}  // namespace dgcn

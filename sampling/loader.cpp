@@ -1,0 +1,202 @@
+// See Note [Loader flow control] in loader.h.
+#include "sampling/loader.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "graph/buffer.h"
+#include "graph/error.h"
+#include "sampling/gather.h"
+
+namespace dgcn {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int64_t label_bytes_of(const GraphStore& store) {
+  switch (store.task) {
+    case Task::kSingleLabel:
+      return sizeof(int32_t);
+    case Task::kMultiLabel:
+      return store.label_row_bytes();
+    case Task::kNone:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator)
+    : store_(store),
+      options_(std::move(options)),
+      allocator_(allocator
+                     ? std::move(allocator)
+                     : BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 1)->allocator()),
+      label_bytes_(label_bytes_of(store)) {
+  check_sampler_options(options_.sampler, "loader");
+  DGCN_CHECK(options_.num_workers >= 1, "loader: num_workers = {}, expected >= 1", options_.num_workers);
+  DGCN_CHECK(options_.queue_depth >= 1, "loader: queue_depth = {}, expected >= 1", options_.queue_depth);
+  slots_.resize(options_.queue_depth);
+  workers_.reserve(options_.num_workers);
+  for (int w = 0; w < options_.num_workers; ++w) workers_.emplace_back([this] { work(); });
+}
+
+NeighborLoader::~NeighborLoader() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  ready_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+std::vector<std::optional<NeighborLoader::Slot>> NeighborLoader::abandon_locked() {
+  ++generation_;
+  std::vector<std::optional<Slot>> dropped(slots_.size());
+  std::swap(dropped, slots_);
+  if (plan_) next_claim_ = next_hand_out_ = plan_->num_batches;
+  return dropped;
+}
+
+void NeighborLoader::start_epoch(EpochPlan plan) {
+  auto next_plan = std::make_shared<const EpochPlan>(std::move(plan));
+  std::vector<std::optional<Slot>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped = abandon_locked();
+    plan_ = std::move(next_plan);
+    next_claim_ = next_hand_out_ = 0;
+  }
+  work_cv_.notify_all();
+}
+
+std::optional<LoadedBatch> NeighborLoader::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!plan_ || next_hand_out_ >= plan_->num_batches) return std::nullopt;
+  const int64_t b = next_hand_out_;
+  auto& slot = slots_[b % options_.queue_depth];
+  if (!slot) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ready_cv_.wait(lock, [&] { return slot.has_value(); });
+    stats_.consumer_wait_s += seconds_since(t0);
+  }
+  Slot taken = std::move(*slot);
+  slot.reset();
+  ++next_hand_out_;
+  if (taken.error) {
+    auto dropped = abandon_locked();
+    lock.unlock();
+    work_cv_.notify_all();
+    std::rethrow_exception(taken.error);
+  }
+  ++stats_.batches;
+  lock.unlock();
+  work_cv_.notify_all();
+  return std::move(taken.batch);
+}
+
+void NeighborLoader::recycle(LoadedBatch&& batch) {
+  batch.lease.reset();  // outside the lock: it may call into the caller's allocator
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (spare_.size() < static_cast<size_t>(options_.queue_depth + options_.num_workers)) {
+    spare_.push_back(std::move(batch.sample));
+  }
+}
+
+LoaderStats NeighborLoader::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void NeighborLoader::work() {
+  SamplerScratch scratch;  // this worker's, reused for every batch
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    auto has_work = [&] { return plan_ && next_claim_ < plan_->num_batches; };
+    auto can_claim = [&] { return has_work() && next_claim_ - next_hand_out_ < options_.queue_depth; };
+    if (!stop_ && !can_claim()) {
+      const bool blocked = has_work();  // work left, but the window is full
+      const auto t0 = std::chrono::steady_clock::now();
+      work_cv_.wait(lock, [&] { return stop_ || can_claim(); });
+      if (blocked) stats_.worker_blocked_s += seconds_since(t0);
+    }
+    if (stop_) return;
+    const int64_t b = next_claim_++;
+    const uint64_t generation = generation_;
+    std::shared_ptr<const EpochPlan> plan = plan_;
+    SampledBatch reuse;
+    if (!spare_.empty()) {
+      reuse = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    stats_.peak_in_flight = std::max(stats_.peak_in_flight, next_claim_ - next_hand_out_);
+    lock.unlock();
+
+    Slot result;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      result.batch = produce(*plan, b, scratch, std::move(reuse));
+    } catch (const std::exception& e) {
+      result.error = std::make_exception_ptr(
+          Error(fmt::format("loader: batch {} of epoch {}: {}", b, plan->epoch, e.what())));
+    } catch (...) {
+      result.error = std::make_exception_ptr(
+          Error(fmt::format("loader: batch {} of epoch {}: unknown exception", b, plan->epoch)));
+    }
+    const double busy = seconds_since(t0);
+
+    lock.lock();
+    stats_.worker_busy_s += busy;
+    if (generation != generation_) {
+      // The epoch was abandoned meanwhile: drop the batch outside the lock
+      // (its lease may call back into the caller's allocator).
+      lock.unlock();
+      result = Slot{};
+      lock.lock();
+      continue;
+    }
+    slots_[b % options_.queue_depth] = std::move(result);
+    ready_cv_.notify_all();
+  }
+}
+
+LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch,
+                                    SampledBatch&& reuse) const {
+  LoadedBatch out;
+  out.sample = std::move(reuse);
+  sample_neighbors(store_.graph, plan.batch(b), options_.sampler, plan.key(b), scratch, out.sample);
+  out.sample.index = b;
+  if (!options_.gather) return out;
+
+  const auto rows = static_cast<int64_t>(out.sample.n_id.size());
+  const int64_t f = store_.num_features;
+  BatchMemory memory = allocator_(rows, f, out.sample.num_seeds, label_bytes_);
+  DGCN_CHECK(static_cast<int64_t>(memory.features.size()) >= rows * f,
+             "loader: the batch allocator gave {} floats for features, need {} rows x {} features",
+             memory.features.size(), rows, f);
+  DGCN_CHECK(static_cast<int64_t>(memory.labels.size()) >= out.sample.num_seeds * label_bytes_,
+             "loader: the batch allocator gave {} bytes for labels, need {} seeds x {} bytes",
+             memory.labels.size(), out.sample.num_seeds, label_bytes_);
+  gather(out.sample, memory);
+  out.features = memory.features.first(rows * f);
+  out.labels = memory.labels.first(out.sample.num_seeds * label_bytes_);
+  out.lease = std::move(memory.lease);
+  return out;
+}
+
+void NeighborLoader::gather(const SampledBatch& sample, const BatchMemory& memory) const {
+  const std::span<const int64_t> n_id(sample.n_id);
+  if (store_.num_features > 0) {
+    gather_float_rows(store_.features.as<float>().data(), store_.num_features, n_id, memory.features.data(),
+                      options_.sampler.num_threads);
+  }
+  gather_byte_rows(store_.labels.data(), label_bytes_, n_id.first(sample.num_seeds), memory.labels.data());
+}
+
+}  // namespace dgcn

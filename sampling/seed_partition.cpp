@@ -1,0 +1,58 @@
+#include "sampling/seed_partition.h"
+
+#include <algorithm>
+
+#include "graph/error.h"
+#include "sampling/random.h"
+
+namespace dgcn {
+
+namespace {
+// Separates the shuffle's stream from the sampler's (seed, epoch, batch, ...) streams.
+constexpr uint64_t kShuffleStream = 0x5eed5ca77e4ULL;
+}  // namespace
+
+std::span<const int64_t> EpochPlan::batch(int64_t b) const {
+  DGCN_CHECK(b >= 0 && b < num_batches, "epoch plan: batch {} out of range [0, {})", b, num_batches);
+  const int64_t begin = b * batch_size;
+  const int64_t end = std::min<int64_t>(begin + batch_size, static_cast<int64_t>(seeds.size()));
+  return std::span<const int64_t>(seeds).subspan(begin, end - begin);
+}
+
+BatchKey EpochPlan::key(int64_t b) const {
+  return BatchKey{seed, epoch, b * world_size + rank};
+}
+
+EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& o) {
+  DGCN_CHECK(o.world_size >= 1, "plan_epoch: world_size = {}, expected >= 1", o.world_size);
+  DGCN_CHECK(o.rank >= 0 && o.rank < o.world_size, "plan_epoch: rank = {} is not in [0, world_size = {})",
+             o.rank, o.world_size);
+  DGCN_CHECK(o.batch_size >= 1, "plan_epoch: batch_size = {}, expected >= 1", o.batch_size);
+  EpochPlan plan;
+  plan.seed = o.seed;
+  plan.epoch = o.epoch;
+  plan.rank = o.rank;
+  plan.world_size = o.world_size;
+  plan.batch_size = o.batch_size;
+
+  const auto n = static_cast<int64_t>(nodes.size());
+  const int64_t per_rank = n / o.world_size;
+  const int64_t begin = per_rank * o.rank;
+  if (o.shuffle) {
+    // Every rank shuffles all nodes the same way, then keeps its own slice.
+    std::vector<int64_t> order(nodes.begin(), nodes.end());
+    Rng rng(stream_key(o.seed, {kShuffleStream, static_cast<uint64_t>(o.epoch)}));
+    for (int64_t i = n - 1; i > 0; --i) {
+      std::swap(order[i], order[static_cast<int64_t>(rng.below(static_cast<uint64_t>(i + 1)))]);
+    }
+    plan.seeds.assign(order.begin() + begin, order.begin() + begin + per_rank);
+  } else {
+    plan.seeds.assign(nodes.begin() + begin, nodes.begin() + begin + per_rank);
+  }
+  plan.num_batches = o.drop_last ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
+  plan.seeds.resize(std::min<int64_t>(per_rank, plan.num_batches * o.batch_size));
+  plan.dropped = n - static_cast<int64_t>(plan.seeds.size()) * o.world_size;
+  return plan;
+}
+
+}  // namespace dgcn

@@ -1,0 +1,44 @@
+// Helpers for tests that run programs: a shell command with its exit status
+// and output (in a ScratchDir from graph/gcn_test_util.h).
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/gcn_test_util.h"
+
+namespace dgcn::testing {
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct CommandResult {
+  int exit_code = -1;  // exit status, or 128 + signal
+  std::string out, err;
+};
+
+// Runs `command` with /bin/sh, capturing stdout and stderr through files in `scratch`.
+inline CommandResult run_command(const std::string& command, const ScratchDir& scratch) {
+  static int counter = 0;
+  std::string tag = std::to_string(counter++);
+  std::string out = scratch.file("cmd" + tag + ".out"), err = scratch.file("cmd" + tag + ".err");
+  int status = std::system((command + " >" + out + " 2>" + err).c_str());
+  CommandResult r;
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+}  // namespace dgcn::testing

@@ -1,0 +1,59 @@
+#include "sampling/batch_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "graph/parallel.h"
+
+namespace dgcn {
+namespace {
+
+TEST(BatchMemory, LayoutHoldsFeaturesAndLabelsApart) {
+  for (auto m : {allocate_batch_memory(7, 3, 2, 4), BatchMemoryPool::create(2)->acquire(7, 3, 2, 4)}) {
+    ASSERT_EQ(m.features.size(), 21u);
+    ASSERT_EQ(m.labels.size(), 8u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(m.features.data()) % 64, 0u);
+    EXPECT_GE(reinterpret_cast<const std::byte*>(m.labels.data()),
+              reinterpret_cast<const std::byte*>(m.features.data() + m.features.size()));
+    std::fill(m.features.begin(), m.features.end(), 1.5f);
+    std::fill(m.labels.begin(), m.labels.end(), std::byte{7});
+    EXPECT_EQ(m.features.back(), 1.5f);
+  }
+}
+
+TEST(BatchMemory, PoolReusesReturnedBuffers) {
+  auto pool = BatchMemoryPool::create(3);
+  for (int round = 0; round < 50; ++round) {
+    // Three batches alive at once, of varying size (within the 25% headroom).
+    std::vector<BatchMemory> live;
+    for (int i = 0; i < 3; ++i) live.push_back(pool->acquire(1000 - (round % 7) * 20, 16, 10, 4));
+  }
+  EXPECT_EQ(pool->buffers_created(), 3u);
+  // A bigger batch needs a new buffer; afterwards the pool keeps the larger ones.
+  { auto big = pool->acquire(5000, 16, 10, 4); }
+  EXPECT_EQ(pool->buffers_created(), 4u);
+  { auto big = pool->acquire(5000, 16, 10, 4); }
+  EXPECT_EQ(pool->buffers_created(), 4u);
+}
+
+TEST(BatchMemory, LeaseOutlivesPoolAndConcurrentUseIsSafe) {
+  BatchMemory kept;
+  {
+    auto pool = BatchMemoryPool::create(4);
+    BatchAllocator alloc = pool->allocator();
+    parallel_for(8, 8, [&](int64_t, int64_t, int t) {
+      for (int i = 0; i < 200; ++i) {
+        BatchMemory m = alloc(100 + t, 8, 5, 4);
+        std::fill(m.features.begin(), m.features.end(), static_cast<float>(t));
+        for (float x : m.features) ASSERT_EQ(x, static_cast<float>(t));
+      }
+    });
+    kept = pool->acquire(10, 2, 1, 4);
+  }
+  std::fill(kept.features.begin(), kept.features.end(), 2.0f);  // still valid memory
+  kept = BatchMemory{};
+}
+
+}  // namespace
+}  // namespace dgcn
