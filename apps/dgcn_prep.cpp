@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   dgcn::prep::register_graphsaint(app);
   dgcn::prep::register_npz(app);
   dgcn::prep::register_edgelist(app);
+  dgcn::prep::register_synthetic(app);
 
   try {
     app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
