@@ -96,10 +96,10 @@ struct Model {
   std::vector<double> weight;
   double total_weight = 0;
   std::vector<double> class_weight;
-  std::vector<AliasEntry> all;        // over every node
-  std::vector<AliasEntry> by_class;   // class c's nodes in [class_begin[c], class_begin[c+1])
+  std::vector<AliasEntry> all;       // over every node
+  std::vector<AliasEntry> by_class;  // class c's nodes in [class_begin[c], class_begin[c+1])
   std::vector<int64_t> class_begin;
-  double same_class = 0;              // q: probability that a destination is drawn from the source's class
+  double same_class = 0;  // q: probability that a destination is drawn from the source's class
 
   void draw_edge(Rng& rng, int64_t& src, int64_t& dst) const {
     const int32_t s = draw_alias(all.data(), static_cast<uint64_t>(n), rng.next());
@@ -259,9 +259,10 @@ EdgePlan plan_edges(const SyntheticSpec& spec, Model& model, int threads) {
     }
   }
   if (spec.homophily < s - 1e-9) {
-    spdlog::warn("synthetic '{}': homophily {} is below {:.4f}, the homophily of class-blind edges for these "
-                 "class sizes; edges ignore classes",
-                 spec.name, spec.homophily, s);
+    spdlog::warn(
+        "synthetic '{}': homophily {} is below {:.4f}, the homophily of class-blind edges for these "
+        "class sizes; edges ignore classes",
+        spec.name, spec.homophily, s);
   }
   plan.edges = static_cast<int64_t>(std::ceil(m));
   return plan;
@@ -405,8 +406,9 @@ void validate_synthetic_spec(const SyntheticSpec& s) {
   check_fraction(s, "valid_fraction", s.valid_fraction);
   check_fraction(s, "test_fraction", s.test_fraction);
   const double sum = s.train_fraction + s.valid_fraction + s.test_fraction;
-  DGCN_CHECK(sum <= 1 + 1e-9, "synthetic spec '{}': train_fraction + valid_fraction + test_fraction is {}, more than 1",
-             w, sum);
+  DGCN_CHECK(sum <= 1 + 1e-9,
+             "synthetic spec '{}': train_fraction + valid_fraction + test_fraction is {}, more than 1", w,
+             sum);
 }
 
 GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads) {
@@ -417,8 +419,9 @@ GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads) {
 
   Model model = make_model(spec, threads);
   const EdgePlan plan = plan_edges(spec, model, threads);
-  spdlog::info("synthetic '{}': {} nodes, {} classes; drawing {} edges (same-class probability {:.4f}) ({:.2f} s)",
-               spec.name, spec.num_nodes, spec.num_classes, plan.edges, model.same_class, seconds_since(t));
+  spdlog::info(
+      "synthetic '{}': {} nodes, {} classes; drawing {} edges (same-class probability {:.4f}) ({:.2f} s)",
+      spec.name, spec.num_nodes, spec.num_classes, plan.edges, model.same_class, seconds_since(t));
 
   t = Clock::now();
   std::vector<int64_t> src(static_cast<size_t>(plan.edges)), dst(static_cast<size_t>(plan.edges));
@@ -432,8 +435,9 @@ GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads) {
   t = Clock::now();
   const nlohmann::json edges = set_graph(store, spec.num_nodes, std::move(src), std::move(dst), EdgeOptions{},
                                          threads, "synthetic '" + spec.name + "' edges");
-  spdlog::info("synthetic '{}': CSR with {} entries, mean degree {:.2f} ({:.2f} s)", spec.name, store.num_edges(),
-               static_cast<double>(store.num_edges()) / static_cast<double>(spec.num_nodes), seconds_since(t));
+  spdlog::info(
+      "synthetic '{}': CSR with {} entries, mean degree {:.2f} ({:.2f} s)", spec.name, store.num_edges(),
+      static_cast<double>(store.num_edges()) / static_cast<double>(spec.num_nodes), seconds_since(t));
 
   // The model's tables are no longer needed; keep only the classes.
   std::vector<int32_t> cls = std::move(model.cls);
@@ -453,7 +457,8 @@ GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads) {
   split.train_ratio = spec.train_fraction;
   split.valid_ratio = spec.valid_fraction;
   split.test_ratio = spec.test_fraction;
-  set_splits(store, make_splits(split, spec.num_nodes, cls, spec.num_classes, stream_key(spec.seed, {kSplits})));
+  set_splits(store,
+             make_splits(split, spec.num_nodes, cls, spec.num_classes, stream_key(spec.seed, {kSplits})));
   store.labels = Buffer::from_vector(std::move(cls));
 
   const double homophily = edge_homophily(store, threads);

@@ -35,18 +35,18 @@
 namespace dgcn::datasets {
 
 struct SyntheticSpec {
-  std::string name = "custom";     // the preset it came from (recorded in the metadata)
-  int64_t num_nodes = 0;           // 1 .. 2^31 - 1
-  double mean_degree = 0;          // directed CSR entries per node, after symmetrize + dedupe
-  int64_t num_features = 0;        // 0 = no features
-  int64_t num_classes = 1;         // >= 1
-  double degree_exponent = 2.5;    // gamma of the weight power law P(w) ∝ w^-gamma, > 1
-  double max_weight_ratio = 1000;  // cap of a node's weight over the smallest weight, >= 1
-  double class_skew = 1.0;         // Zipf exponent of the class sizes, >= 0 (0 = equal sizes)
-  double homophily = 0.8;          // target edge homophily, in [0, 1]
+  std::string name = "custom";       // the preset it came from (recorded in the metadata)
+  int64_t num_nodes = 0;             // 1 .. 2^31 - 1
+  double mean_degree = 0;            // directed CSR entries per node, after symmetrize + dedupe
+  int64_t num_features = 0;          // 0 = no features
+  int64_t num_classes = 1;           // >= 1
+  double degree_exponent = 2.5;      // gamma of the weight power law P(w) ∝ w^-gamma, > 1
+  double max_weight_ratio = 1000;    // cap of a node's weight over the smallest weight, >= 1
+  double class_skew = 1.0;           // Zipf exponent of the class sizes, >= 0 (0 = equal sizes)
+  double homophily = 0.8;            // target edge homophily, in [0, 1]
   double misleading_fraction = 0.3;  // nodes whose features follow another class, in [0, 1]
-  double feature_noise = 2.0;      // std of the feature noise around a class mean (means have std 1)
-  double train_fraction = 0.08;    // split fractions, each in [0, 1], sum <= 1
+  double feature_noise = 2.0;        // std of the feature noise around a class mean (means have std 1)
+  double train_fraction = 0.08;      // split fractions, each in [0, 1], sum <= 1
   double valid_fraction = 0.016;
   double test_fraction = 0.904;
   uint64_t seed = 0;

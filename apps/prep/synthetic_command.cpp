@@ -47,7 +47,8 @@ void register_synthetic(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", state->seed, "seed of every random draw")->capture_default_str();
   Overrides& o = state->o;
-  cmd->add_option("--num-nodes", o.num_nodes, "number of nodes (preset: tiny 3000, small 100000, products 2449029)");
+  cmd->add_option("--num-nodes", o.num_nodes,
+                  "number of nodes (preset: tiny 3000, small 100000, products 2449029)");
   cmd->add_option("--mean-degree", o.mean_degree,
                   "CSR entries per node after symmetrizing and dropping duplicates (preset: 20, 30, 50.5)");
   cmd->add_option("--num-features", o.num_features, "features per node, 0 for none (preset: 16, 100, 100)");
@@ -56,16 +57,21 @@ void register_synthetic(CLI::App& app) {
                   "exponent gamma of the power law of node weights, P(w) ~ w^-gamma, > 1 (default 2.5)");
   cmd->add_option("--max-weight-ratio", o.max_weight_ratio,
                   "cap of a node's weight (~ expected degree) over the smallest one (preset: 50, 300, 1000)");
-  cmd->add_option("--class-skew", o.class_skew,
-                  "Zipf exponent of class sizes: class c has probability ~ (c+1)^-skew, 0 = equal (default 1)");
-  cmd->add_option("--homophily", o.homophily,
-                  "target edge homophily: the fraction of edges joining two nodes of one class (default 0.8)");
+  cmd->add_option(
+      "--class-skew", o.class_skew,
+      "Zipf exponent of class sizes: class c has probability ~ (c+1)^-skew, 0 = equal (default 1)");
+  cmd->add_option(
+      "--homophily", o.homophily,
+      "target edge homophily: the fraction of edges joining two nodes of one class (default 0.8)");
   cmd->add_option("--misleading-fraction", o.misleading_fraction,
                   "fraction of nodes whose features are drawn around another class's mean (default 0.3)");
-  cmd->add_option("--feature-noise", o.feature_noise,
-                  "standard deviation of the feature noise; class means have standard deviation 1 (default 2)");
-  cmd->add_option("--train-fraction", o.train_fraction, "fraction of nodes to train on (preset: 0.5, 0.2, 0.08)");
-  cmd->add_option("--valid-fraction", o.valid_fraction, "fraction of validation nodes (preset: 0.2, 0.05, 0.016)");
+  cmd->add_option(
+      "--feature-noise", o.feature_noise,
+      "standard deviation of the feature noise; class means have standard deviation 1 (default 2)");
+  cmd->add_option("--train-fraction", o.train_fraction,
+                  "fraction of nodes to train on (preset: 0.5, 0.2, 0.08)");
+  cmd->add_option("--valid-fraction", o.valid_fraction,
+                  "fraction of validation nodes (preset: 0.2, 0.05, 0.016)");
   cmd->add_option("--test-fraction", o.test_fraction, "fraction of test nodes (preset: 0.3, 0.75, 0.904)");
   // The spec fixes the graph (symmetric, no self-loops, no duplicates), so
   // the edge flags of the readers do not apply here.
