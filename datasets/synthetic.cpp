@@ -41,16 +41,20 @@ double seconds_since(Clock::time_point t0) {
 }
 
 // Walker's alias method (Vose's construction): O(n) to build, O(1) and one
-// cache line per draw. Slot i keeps `node` with probability `accept`, else
-// gives `other`.
-struct AliasEntry {
+// cache line per draw. Slot i gives `node` with probability `accept`, else
+// `other`; the entries carry the nodes' classes too, so that drawing a
+// same-class destination needs no extra lookup of the source's class.
+struct alignas(16) AliasEntry {
   float accept;
   int32_t node;
   int32_t other;
+  uint16_t node_class;
+  uint16_t other_class;
 };
 
-// Fills out[i] for the distribution ∝ weights[i] over nodes[i].
-void build_alias(std::span<const double> weights, std::span<const int32_t> nodes, AliasEntry* out) {
+// Fills out[i] for the distribution ∝ weights[i] over nodes[i]; cls[v] is node v's class.
+void build_alias(std::span<const double> weights, std::span<const int32_t> nodes,
+                 std::span<const int32_t> cls, AliasEntry* out) {
   const size_t n = weights.size();
   double total = 0;
   for (double w : weights) total += w;
@@ -59,13 +63,15 @@ void build_alias(std::span<const double> weights, std::span<const int32_t> nodes
   for (size_t i = 0; i < n; ++i) {
     scaled[i] = weights[i] * static_cast<double>(n) / total;
     (scaled[i] < 1.0 ? small : large).push_back(static_cast<uint32_t>(i));
-    out[i] = {1.0f, nodes[i], nodes[i]};
+    const auto c = static_cast<uint16_t>(cls[nodes[i]]);
+    out[i] = {1.0f, nodes[i], nodes[i], c, c};
   }
   while (!small.empty() && !large.empty()) {
     const uint32_t s = small.back(), l = large.back();
     small.pop_back();
     out[s].accept = static_cast<float>(scaled[s]);
     out[s].other = nodes[l];
+    out[s].other_class = out[l].node_class;
     scaled[l] -= 1.0 - scaled[s];
     if (scaled[l] < 1.0) {
       large.pop_back();
@@ -78,11 +84,12 @@ void build_alias(std::span<const double> weights, std::span<const int32_t> nodes
 // One 64-bit draw gives both parts of an alias draw: r * n = slot * 2^64 +
 // rest, where slot is uniform in [0, n) (up to n / 2^64) and rest / 2^64 is a
 // uniform fraction, independent of the slot up to the same error.
-inline int32_t draw_alias(const AliasEntry* table, uint64_t n, uint64_t r) {
-  const unsigned __int128 m = static_cast<unsigned __int128>(r) * n;
-  const AliasEntry& e = table[static_cast<uint64_t>(m >> 64)];
-  const float coin = static_cast<float>(static_cast<uint64_t>(m) >> 40) * 0x1.0p-24f;
-  return coin < e.accept ? e.node : e.other;
+inline uint64_t alias_slot(uint64_t r, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64);
+}
+inline bool alias_accepts(const AliasEntry& e, uint64_t r, uint64_t n) {
+  const auto rest = static_cast<uint64_t>(static_cast<unsigned __int128>(r) * n);
+  return static_cast<float>(rest >> 40) * 0x1.0p-24f < e.accept;
 }
 
 inline double unit(uint64_t r) {
@@ -101,19 +108,43 @@ struct Model {
   std::vector<int64_t> class_begin;
   double same_class = 0;  // q: probability that a destination is drawn from the source's class
 
-  void draw_edge(Rng& rng, int64_t& src, int64_t& dst) const {
-    const int32_t s = draw_alias(all.data(), static_cast<uint64_t>(n), rng.next());
-    const bool same = unit(rng.next()) < same_class;
-    const uint64_t r = rng.next();
-    int32_t d;
-    if (same) {
-      const int64_t b = class_begin[cls[s]];
-      d = draw_alias(by_class.data() + b, static_cast<uint64_t>(class_begin[cls[s] + 1] - b), r);
-    } else {
-      d = draw_alias(all.data(), static_cast<uint64_t>(n), r);
+  // Draws `count` edges src[i] -> dst[i], three numbers of `rng` per edge.
+  // The tables are far larger than the caches, so edges go in batches: all
+  // source slots of a batch are prefetched, then all destination slots, which
+  // keeps many cache misses in flight instead of one chain per edge.
+  void draw_edges(Rng& rng, int64_t* src, int64_t* dst, int64_t count) const {
+    constexpr int64_t kBatch = 32;
+    uint64_t r_src[kBatch], r_dst[kBatch], size[kBatch];
+    bool same[kBatch];
+    const AliasEntry* table[kBatch];
+    const auto nn = static_cast<uint64_t>(n);
+    for (int64_t i = 0; i < count; i += kBatch) {
+      const int64_t b = std::min(kBatch, count - i);
+      for (int64_t k = 0; k < b; ++k) {
+        r_src[k] = rng.next();
+        same[k] = unit(rng.next()) < same_class;
+        r_dst[k] = rng.next();
+        __builtin_prefetch(all.data() + alias_slot(r_src[k], nn));
+      }
+      for (int64_t k = 0; k < b; ++k) {
+        const AliasEntry& e = all[alias_slot(r_src[k], nn)];
+        const bool keep = alias_accepts(e, r_src[k], nn);
+        src[i + k] = keep ? e.node : e.other;
+        if (same[k]) {
+          const int64_t c = keep ? e.node_class : e.other_class;
+          table[k] = by_class.data() + class_begin[c];
+          size[k] = static_cast<uint64_t>(class_begin[c + 1] - class_begin[c]);
+        } else {
+          table[k] = all.data();
+          size[k] = nn;
+        }
+        __builtin_prefetch(table[k] + alias_slot(r_dst[k], size[k]));
+      }
+      for (int64_t k = 0; k < b; ++k) {
+        const AliasEntry& e = table[k][alias_slot(r_dst[k], size[k])];
+        dst[i + k] = alias_accepts(e, r_dst[k], size[k]) ? e.node : e.other;
+      }
     }
-    src = s;
-    dst = d;
   }
 
   // Probability that one edge draw gives a -> b.
@@ -163,7 +194,7 @@ Model make_model(const SyntheticSpec& spec, int threads) {
   std::vector<int32_t> ids(static_cast<size_t>(n));
   for (int64_t v = 0; v < n; ++v) ids[v] = static_cast<int32_t>(v);
   m.all.resize(static_cast<size_t>(n));
-  build_alias(m.weight, ids, m.all.data());
+  build_alias(m.weight, ids, m.cls, m.all.data());
 
   // Group nodes by class (ascending ids within a class) and build one table per class.
   std::vector<int64_t> cursor(m.class_begin.begin(), m.class_begin.end() - 1);
@@ -179,7 +210,7 @@ Model make_model(const SyntheticSpec& spec, int threads) {
   parallel_for_chunks(C, 1, threads, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       const int64_t b = m.class_begin[c], e = m.class_begin[c + 1];
-      if (e > b) build_alias(gw.subspan(b, e - b), gi.subspan(b, e - b), m.by_class.data() + b);
+      if (e > b) build_alias(gw.subspan(b, e - b), gi.subspan(b, e - b), m.cls, m.by_class.data() + b);
     }
   });
   return m;
@@ -217,9 +248,10 @@ EdgePlan plan_edges(const SyntheticSpec& spec, Model& model, int threads) {
   for (int round = 0; round < kEstimateRounds; ++round) {
     parallel_for_chunks(kEstimateSamples, kEdgeChunk, threads, [&](int64_t begin, int64_t end) {
       Rng rng(stream_key(spec.seed, {kEstimate, static_cast<uint64_t>(begin / kEdgeChunk)}));
+      std::vector<int64_t> us(static_cast<size_t>(end - begin)), vs(us.size());
+      model.draw_edges(rng, us.data(), vs.data(), end - begin);
       for (int64_t i = begin; i < end; ++i) {
-        int64_t u, v;
-        model.draw_edge(rng, u, v);
+        const int64_t u = us[i - begin], v = vs[i - begin];
         p[i] = u == v ? 0.0 : model.directed_probability(u, v) + model.directed_probability(v, u);
         logq[i] = p[i] > 0 ? std::log1p(-p[i]) : 0.0;
         same[i] = model.cls[u] == model.cls[v];
@@ -387,8 +419,8 @@ void validate_synthetic_spec(const SyntheticSpec& s) {
              w, s.mean_degree, static_cast<double>(s.num_nodes - 1) / 2);
   DGCN_CHECK(s.num_features >= 0 && s.num_features <= (int64_t{1} << 20),
              "synthetic spec '{}': num_features is {}, not in [0, 2^20]", w, s.num_features);
-  DGCN_CHECK(s.num_classes >= 1 && s.num_classes <= (int64_t{1} << 20),
-             "synthetic spec '{}': num_classes is {}, not in [1, 2^20]", w, s.num_classes);
+  DGCN_CHECK(s.num_classes >= 1 && s.num_classes <= 65535,
+             "synthetic spec '{}': num_classes is {}, not in [1, 65535]", w, s.num_classes);
   DGCN_CHECK(s.degree_exponent > 1 && std::isfinite(s.degree_exponent),
              "synthetic spec '{}': degree_exponent is {}, must be a number > 1", w, s.degree_exponent);
   DGCN_CHECK(s.max_weight_ratio >= 1 && std::isfinite(s.max_weight_ratio),
@@ -427,7 +459,7 @@ GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads) {
   std::vector<int64_t> src(static_cast<size_t>(plan.edges)), dst(static_cast<size_t>(plan.edges));
   parallel_for_chunks(plan.edges, kEdgeChunk, threads, [&](int64_t begin, int64_t end) {
     Rng rng(stream_key(spec.seed, {kEdges, static_cast<uint64_t>(begin / kEdgeChunk)}));
-    for (int64_t i = begin; i < end; ++i) model.draw_edge(rng, src[i], dst[i]);
+    model.draw_edges(rng, src.data() + begin, dst.data() + begin, end - begin);
   });
   spdlog::info("synthetic '{}': drew {} edges ({:.2f} s)", spec.name, plan.edges, seconds_since(t));
 
