@@ -52,7 +52,7 @@ struct alignas(16) AliasEntry {
   uint16_t other_class;
 };
 
-// Fills out[i] for the distribution ∝ weights[i] over nodes[i]; cls[v] is node v's class.
+// Fills out[i] for the distribution ∝ weights[i] over nodes[i]; cls[v] is node v's graph class.
 void build_alias(std::span<const double> weights, std::span<const int32_t> nodes,
                  std::span<const int32_t> cls, AliasEntry* out) {
   const size_t n = weights.size();
@@ -99,12 +99,14 @@ inline double unit(uint64_t r) {
 // Everything an edge draw needs.
 struct Model {
   int64_t n = 0;
-  std::vector<int32_t> cls;
+  std::vector<int32_t> cls;        // the label
+  std::vector<int32_t> decoy;      // another class: what an ambiguous node looks like
+  std::vector<int32_t> graph_cls;  // the class the edges see: decoy for ambiguous nodes, else cls
   std::vector<double> weight;
   double total_weight = 0;
   std::vector<double> class_weight;
   std::vector<AliasEntry> all;       // over every node
-  std::vector<AliasEntry> by_class;  // class c's nodes in [class_begin[c], class_begin[c+1])
+  std::vector<AliasEntry> by_class;  // graph class c's nodes in [class_begin[c], class_begin[c+1])
   std::vector<int64_t> class_begin;
   double same_class = 0;  // q: probability that a destination is drawn from the source's class
 
@@ -149,8 +151,9 @@ struct Model {
 
   // Probability that one edge draw gives a -> b.
   double directed_probability(int64_t a, int64_t b) const {
-    const double to_b = (1 - same_class) * weight[b] / total_weight +
-                        (cls[a] == cls[b] ? same_class * weight[b] / class_weight[cls[a]] : 0.0);
+    const double to_b =
+        (1 - same_class) * weight[b] / total_weight +
+        (graph_cls[a] == graph_cls[b] ? same_class * weight[b] / class_weight[graph_cls[a]] : 0.0);
     return weight[a] / total_weight * to_b;
   }
 };
@@ -166,6 +169,8 @@ Model make_model(const SyntheticSpec& spec, int threads) {
   cdf.back() = 1.0;
 
   m.cls.resize(static_cast<size_t>(n));
+  m.decoy.resize(static_cast<size_t>(n));
+  m.graph_cls.resize(static_cast<size_t>(n));
   m.weight.resize(static_cast<size_t>(n));
   const double inv_alpha = 1.0 / (spec.degree_exponent - 1.0);
   parallel_for_chunks(n, kNodeChunk, threads, [&](int64_t begin, int64_t end) {
@@ -175,17 +180,22 @@ Model make_model(const SyntheticSpec& spec, int threads) {
       const double u = classes.uniform();
       m.cls[v] = static_cast<int32_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
       if (m.cls[v] >= C) m.cls[v] = static_cast<int32_t>(C - 1);
-      // Pareto(alpha = gamma - 1) with minimum 1: P(w > x) = x^-alpha.
-      const double tail = 1.0 - weights.uniform();  // (0, 1]
-      m.weight[v] = std::min(std::pow(tail, -inv_alpha), spec.max_weight_ratio);
+      m.decoy[v] = C > 1
+                       ? static_cast<int32_t>((m.cls[v] + 1 + static_cast<int64_t>(classes.below(C - 1))) % C)
+                       : m.cls[v];
+      // Pareto(alpha = gamma - 1) with minimum 1: P(w > x) = x^-alpha; the
+      // lightest ambiguous_fraction of the weight distribution is ambiguous.
+      const double x = weights.uniform();  // [0, 1)
+      m.weight[v] = std::min(std::pow(1.0 - x, -inv_alpha), spec.max_weight_ratio);
+      m.graph_cls[v] = x < spec.ambiguous_fraction ? m.decoy[v] : m.cls[v];
     }
   });
 
   m.class_weight.assign(static_cast<size_t>(C), 0.0);
   m.class_begin.assign(static_cast<size_t>(C) + 1, 0);
   for (int64_t v = 0; v < n; ++v) {
-    m.class_weight[m.cls[v]] += m.weight[v];
-    ++m.class_begin[m.cls[v] + 1];
+    m.class_weight[m.graph_cls[v]] += m.weight[v];
+    ++m.class_begin[m.graph_cls[v] + 1];
   }
   for (int64_t c = 0; c < C; ++c) m.class_begin[c + 1] += m.class_begin[c];
   m.total_weight = 0;
@@ -194,13 +204,13 @@ Model make_model(const SyntheticSpec& spec, int threads) {
   std::vector<int32_t> ids(static_cast<size_t>(n));
   for (int64_t v = 0; v < n; ++v) ids[v] = static_cast<int32_t>(v);
   m.all.resize(static_cast<size_t>(n));
-  build_alias(m.weight, ids, m.cls, m.all.data());
+  build_alias(m.weight, ids, m.graph_cls, m.all.data());
 
   // Group nodes by class (ascending ids within a class) and build one table per class.
   std::vector<int64_t> cursor(m.class_begin.begin(), m.class_begin.end() - 1);
   std::vector<double> grouped_weight(static_cast<size_t>(n));
   for (int64_t v = 0; v < n; ++v) {
-    const int64_t at = cursor[m.cls[v]]++;
+    const int64_t at = cursor[m.graph_cls[v]]++;
     ids[at] = static_cast<int32_t>(v);
     grouped_weight[at] = m.weight[v];
   }
@@ -210,7 +220,7 @@ Model make_model(const SyntheticSpec& spec, int threads) {
   parallel_for_chunks(C, 1, threads, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       const int64_t b = m.class_begin[c], e = m.class_begin[c + 1];
-      if (e > b) build_alias(gw.subspan(b, e - b), gi.subspan(b, e - b), m.cls, m.by_class.data() + b);
+      if (e > b) build_alias(gw.subspan(b, e - b), gi.subspan(b, e - b), m.graph_cls, m.by_class.data() + b);
     }
   });
   return m;
@@ -244,7 +254,7 @@ EdgePlan plan_edges(const SyntheticSpec& spec, Model& model, int threads) {
 
   std::vector<double> p(kEstimateSamples), logq(kEstimateSamples);
   std::vector<uint8_t> same(kEstimateSamples);
-  double m = target;
+  double m = target, last_q = 0, last_h = 0;
   for (int round = 0; round < kEstimateRounds; ++round) {
     parallel_for_chunks(kEstimateSamples, kEdgeChunk, threads, [&](int64_t begin, int64_t end) {
       Rng rng(stream_key(spec.seed, {kEstimate, static_cast<uint64_t>(begin / kEdgeChunk)}));
@@ -254,7 +264,7 @@ EdgePlan plan_edges(const SyntheticSpec& spec, Model& model, int threads) {
         const int64_t u = us[i - begin], v = vs[i - begin];
         p[i] = u == v ? 0.0 : model.directed_probability(u, v) + model.directed_probability(v, u);
         logq[i] = p[i] > 0 ? std::log1p(-p[i]) : 0.0;
-        same[i] = model.cls[u] == model.cls[v];
+        same[i] = model.cls[u] == model.cls[v];  // labels, not graph classes
       }
     });
     // Newton on D(m) - target; sums run in index order (deterministic).
@@ -286,15 +296,22 @@ EdgePlan plan_edges(const SyntheticSpec& spec, Model& model, int threads) {
       if (same[i]) kept_same += g;
     }
     plan.expected_homophily = kept > 0 ? kept_same / kept : 0.0;
-    if (round + 1 < kEstimateRounds && span > 1e-12) {
-      model.same_class = clamp01(model.same_class + (spec.homophily - plan.expected_homophily) / span);
+    // The homophily is close to linear in q: a secant step from the last two
+    // rounds (a plain step scaled by 1 / span in round 0).
+    const double q = model.same_class, h = plan.expected_homophily;
+    double next = q + (spec.homophily - h) / span;
+    if (round > 0 && std::abs(q - last_q) > 1e-9 && std::abs(h - last_h) > 1e-9) {
+      next = q + (spec.homophily - h) * (q - last_q) / (h - last_h);
     }
+    last_q = q;
+    last_h = h;
+    if (round + 1 < kEstimateRounds && span > 1e-12) model.same_class = clamp01(next);
   }
-  if (spec.homophily < s - 1e-9) {
+  if (std::abs(plan.expected_homophily - spec.homophily) > 0.01) {
     spdlog::warn(
-        "synthetic '{}': homophily {} is below {:.4f}, the homophily of class-blind edges for these "
-        "class sizes; edges ignore classes",
-        spec.name, spec.homophily, s);
+        "synthetic '{}': edge homophily {} is out of reach for these class sizes and ambiguous_fraction {}; "
+        "expect {:.4f}",
+        spec.name, spec.homophily, spec.ambiguous_fraction, plan.expected_homophily);
   }
   plan.edges = static_cast<int64_t>(std::ceil(m));
   return plan;
@@ -320,13 +337,18 @@ void fill_normals(Rng& rng, float* out, int64_t count) {
   }
 }
 
-Buffer make_features(const SyntheticSpec& spec, std::span<const int32_t> cls, int threads) {
+// Row v is drawn around the mean of the class it shows: its decoy if it is
+// ambiguous (its graph class differs from its label) or misleading, else its label.
+Buffer make_features(const SyntheticSpec& spec, const Model& model, int threads) {
   const int64_t n = spec.num_nodes, d = spec.num_features, C = spec.num_classes;
   std::vector<float> means(static_cast<size_t>(C * d));
   for (int64_t c = 0; c < C; ++c) {
     Rng rng(stream_key(spec.seed, {kMeans, static_cast<uint64_t>(c)}));
     fill_normals(rng, means.data() + c * d, d);
   }
+  // misleading_fraction counts all nodes; only clear (non-ambiguous) ones are drawn.
+  const double misleading_given_clear =
+      spec.ambiguous_fraction < 1 ? spec.misleading_fraction / (1.0 - spec.ambiguous_fraction) : 0.0;
   const float noise = static_cast<float>(spec.feature_noise);
   const float scale = static_cast<float>(1.0 / std::sqrt(1.0 + spec.feature_noise * spec.feature_noise));
   Buffer features = Buffer::allocate(static_cast<size_t>(n * d) * sizeof(float));
@@ -334,10 +356,9 @@ Buffer make_features(const SyntheticSpec& spec, std::span<const int32_t> cls, in
   parallel_for_chunks(n, kRowChunk, threads, [&](int64_t begin, int64_t end) {
     Rng rng(stream_key(spec.seed, {kFeatures, static_cast<uint64_t>(begin / kRowChunk)}));
     for (int64_t v = begin; v < end; ++v) {
-      int64_t shown = cls[v];
-      if (C > 1 && unit(rng.next()) < spec.misleading_fraction) {
-        shown = (shown + 1 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(C - 1)))) % C;
-      }
+      const bool misleading = unit(rng.next()) < misleading_given_clear;
+      const bool ambiguous = model.graph_cls[v] != model.cls[v];
+      const int64_t shown = ambiguous || misleading ? model.decoy[v] : model.cls[v];
       float* row = x + v * d;
       const float* mean = means.data() + shown * d;
       fill_normals(rng, row, d);
@@ -357,6 +378,7 @@ nlohmann::json spec_json(const SyntheticSpec& s) {
           {"max_weight_ratio", s.max_weight_ratio},
           {"class_skew", s.class_skew},
           {"homophily", s.homophily},
+          {"ambiguous_fraction", s.ambiguous_fraction},
           {"misleading_fraction", s.misleading_fraction},
           {"feature_noise", s.feature_noise},
           {"train_fraction", s.train_fraction},
@@ -429,9 +451,15 @@ void validate_synthetic_spec(const SyntheticSpec& s) {
              w, s.class_skew);
   check_fraction(s, "homophily", s.homophily);
   check_fraction(s, "misleading_fraction", s.misleading_fraction);
-  DGCN_CHECK(s.misleading_fraction == 0 || s.num_classes >= 2,
-             "synthetic spec '{}': misleading_fraction is {} but there is only one class to mislead with", w,
-             s.misleading_fraction);
+  check_fraction(s, "ambiguous_fraction", s.ambiguous_fraction);
+  DGCN_CHECK(s.ambiguous_fraction + s.misleading_fraction <= 1 + 1e-9,
+             "synthetic spec '{}': ambiguous_fraction + misleading_fraction is {}, more than 1", w,
+             s.ambiguous_fraction + s.misleading_fraction);
+  DGCN_CHECK(
+      (s.misleading_fraction == 0 && s.ambiguous_fraction == 0) || s.num_classes >= 2,
+      "synthetic spec '{}': misleading_fraction is {} and ambiguous_fraction {}, but there is only one "
+      "class (a decoy class is needed)",
+      w, s.misleading_fraction, s.ambiguous_fraction);
   DGCN_CHECK(s.feature_noise >= 0 && std::isfinite(s.feature_noise),
              "synthetic spec '{}': feature_noise is {}, must be a number >= 0", w, s.feature_noise);
   check_fraction(s, "train_fraction", s.train_fraction);
@@ -471,14 +499,15 @@ GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads) {
       "synthetic '{}': CSR with {} entries, mean degree {:.2f} ({:.2f} s)", spec.name, store.num_edges(),
       static_cast<double>(store.num_edges()) / static_cast<double>(spec.num_nodes), seconds_since(t));
 
-  // The model's tables are no longer needed; keep only the classes.
-  std::vector<int32_t> cls = std::move(model.cls);
-  const double same_class = model.same_class;
-  model = Model{};
+  // The alias tables are no longer needed; the features need the classes.
+  model.all = {};
+  model.by_class = {};
+  model.weight = {};
 
   t = Clock::now();
   store.num_features = spec.num_features;
-  if (spec.num_features > 0) store.features = make_features(spec, cls, threads);
+  if (spec.num_features > 0) store.features = make_features(spec, model, threads);
+  std::vector<int32_t> cls = std::move(model.cls);
   spdlog::info("synthetic '{}': {} x {} features ({:.2f} s)", spec.name, spec.num_nodes, spec.num_features,
                seconds_since(t));
 
@@ -499,7 +528,7 @@ GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads) {
                          {"seed", spec.seed},
                          {"spec", spec_json(spec)},
                          {"sampled_edges", plan.edges},
-                         {"same_class_probability", same_class},
+                         {"same_class_probability", model.same_class},
                          {"expected_edge_homophily", plan.expected_homophily},
                          {"edge_homophily", homophily},
                          {"edges", edges}};

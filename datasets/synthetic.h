@@ -10,16 +10,23 @@
 //     times the smallest weight; a node's expected degree is ∝ its weight;
 //   - each undirected edge picks its source by weight; with probability
 //     q its destination is a node of the source's class, by weight, else any
-//     node by weight. q is solved so that the expected edge homophily (the
-//     fraction of CSR entries joining two nodes of one class) is `homophily`;
+//     node by weight ("class" here is the graph class, see ambiguous nodes
+//     below). q is solved so that the expected edge homophily (the fraction of
+//     CSR entries joining two nodes of one label) is `homophily`;
 //   - the edges are symmetrized, self-loops and duplicates dropped; the edge
 //     count is solved beforehand so the mean degree after that lands on
 //     mean_degree;
+//   - every node also has a decoy class (another class, at random); the
+//     lightest ambiguous_fraction of nodes are ambiguous: their edges are
+//     drawn as if the decoy were their class, so neither features nor
+//     neighbours reveal their label (GCN accuracy is capped near
+//     1 - ambiguous_fraction);
 //   - features: every class has a random mean vector (N(0, 1) per feature);
 //     node v's row is that mean plus N(0, feature_noise^2) noise, scaled to unit
-//     variance, except for a misleading_fraction of nodes whose row is drawn
-//     around another class's mean: a features-only model cannot get those
-//     right, a model that reads the neighbours can;
+//     variance, except for ambiguous nodes and a misleading_fraction of the
+//     others, whose row is drawn around their decoy's mean: a features-only
+//     model cannot get those right, a model that reads the neighbours can get
+//     the misleading ones;
 //   - random train/valid/test splits of the given fractions.
 //
 // Every random draw comes from a counter-based stream keyed by (seed, stream,
@@ -35,18 +42,26 @@
 namespace dgcn::datasets {
 
 struct SyntheticSpec {
-  std::string name = "custom";       // the preset it came from (recorded in the metadata)
-  int64_t num_nodes = 0;             // 1 .. 2^31 - 1
-  double mean_degree = 0;            // directed CSR entries per node, after symmetrize + dedupe
-  int64_t num_features = 0;          // 0 = no features
-  int64_t num_classes = 1;           // >= 1
-  double degree_exponent = 2.5;      // gamma of the weight power law P(w) ∝ w^-gamma, > 1
-  double max_weight_ratio = 1000;    // cap of a node's weight over the smallest weight, >= 1
-  double class_skew = 1.0;           // Zipf exponent of the class sizes, >= 0 (0 = equal sizes)
-  double homophily = 0.8;            // target edge homophily, in [0, 1]
-  double misleading_fraction = 0.3;  // nodes whose features follow another class, in [0, 1]
-  double feature_noise = 2.0;        // std of the feature noise around a class mean (means have std 1)
-  double train_fraction = 0.08;      // split fractions, each in [0, 1], sum <= 1
+  std::string name = "custom";     // the preset it came from (recorded in the metadata)
+  int64_t num_nodes = 0;           // 1 .. 2^31 - 1
+  double mean_degree = 0;          // directed CSR entries per node, after symmetrize + dedupe
+  int64_t num_features = 0;        // 0 = no features
+  int64_t num_classes = 1;         // >= 1
+  double degree_exponent = 2.5;    // gamma of the weight power law P(w) ∝ w^-gamma, > 1
+  double max_weight_ratio = 1000;  // cap of a node's weight over the smallest weight, >= 1
+  double class_skew = 1.0;         // Zipf exponent of the class sizes, >= 0 (0 = equal sizes)
+  double homophily = 0.8;          // target edge homophily, in [0, 1]
+  // Ambiguous nodes: the lightest ambiguous_fraction of nodes (smallest weights)
+  // have a decoy class that both their edges and their features follow, so no
+  // model can tell their label: this caps every model's accuracy near
+  // 1 - ambiguous_fraction (GCN on ogbn-products reaches ~0.76). In [0, 1].
+  double ambiguous_fraction = 0.24;
+  // Misleading nodes (of all nodes, drawn among the others): features drawn
+  // around another class's mean, edges true to their class, so only a model
+  // that reads the neighbours gets them. ambiguous + misleading <= 1.
+  double misleading_fraction = 0.12;
+  double feature_noise = 2.2;    // std of the feature noise around a class mean (means have std 1)
+  double train_fraction = 0.08;  // split fractions, each in [0, 1], sum <= 1
   double valid_fraction = 0.016;
   double test_fraction = 0.904;
   uint64_t seed = 0;
