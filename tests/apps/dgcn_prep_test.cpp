@@ -234,5 +234,42 @@ TEST_F(DgcnPrep, LoadBenchMeasuresEachModeInItsOwnProcess) {
   EXPECT_EQ(dir_.entries(), std::vector<std::string>{"s.gcn"});  // its temporary cache dir is gone
 }
 
+TEST_F(DgcnPrep, SyntheticWritesAStoreInfoReads) {
+  const std::string path = dir_.file("tiny.gcn");
+  PrepRun r = prep(
+      dir_, "synthetic --preset tiny --seed 3 --num-nodes 2000 --mean-degree 12 --threads 2 --out " + path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.json()["num_nodes"], 2000);
+  PrepRun info = prep(dir_, "info " + path);
+  ASSERT_EQ(info.status, 0) << info.err;
+  nlohmann::json j = info.json();
+  EXPECT_EQ(j["num_nodes"], 2000);
+  EXPECT_NEAR(j["num_edges"].get<double>(), 12.0 * 2000, 0.05 * 12.0 * 2000);
+  EXPECT_EQ(j["num_features"], 16);
+  EXPECT_EQ(j["num_classes"], 8);
+  EXPECT_EQ(j["task"], "single-label");
+  EXPECT_EQ(j["train"], 1000);  // the tiny preset's 0.5 / 0.2 / 0.3
+  EXPECT_EQ(j["valid"], 400);
+  EXPECT_EQ(j["test"], 600);
+  EXPECT_EQ(j["metadata"]["generator"], "synthetic");
+  EXPECT_EQ(j["metadata"]["seed"], 3);
+  EXPECT_EQ(j["metadata"]["spec"]["mean_degree"], 12.0);
+
+  // The same command writes the same bytes; a bad override names the field.
+  const std::string again = dir_.file("again.gcn");
+  ASSERT_EQ(
+      prep(dir_,
+           "synthetic --preset tiny --seed 3 --num-nodes 2000 --mean-degree 12 --threads 1 --out " + again)
+          .status,
+      0);
+  EXPECT_EQ(slurp(path), slurp(again));
+  r = prep(dir_, "synthetic --preset tiny --homophily 1.2 --out " + dir_.file("bad.gcn"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "homophily is 1.2")) << r.err;
+  r = prep(dir_, "synthetic --preset huge --out " + dir_.file("bad.gcn"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "tiny")) << r.err;
+}
+
 }  // namespace
 }  // namespace dgcn
