@@ -16,10 +16,7 @@
 #include <string>
 #include <vector>
 
-#if __has_include("datasets/synthetic.h")  // the generator (dgcn-prep synthetic) may land after this app
 #include "datasets/synthetic.h"
-#define DGCN_HAVE_SYNTHETIC 1
-#endif
 #include "graph/error.h"
 #include "graph/gcn_format.h"
 #include "graph/parallel.h"
@@ -177,14 +174,9 @@ int main(int argc, char** argv) {
     dgcn::GraphStore store;
     std::string source;
     if (a.data.empty()) {
-#ifdef DGCN_HAVE_SYNTHETIC
       spdlog::info("no --data: generating the synthetic '{}' preset in memory", a.preset);
       store = dgcn::datasets::generate_synthetic(dgcn::datasets::synthetic_preset(a.preset), threads);
       source = "synthetic:" + a.preset;
-#else
-      throw dgcn::Error("no --data given, and this build has no synthetic generator to make the '" +
-                        a.preset + "' preset; pass --data FILE.gcn");
-#endif
     } else {
       dgcn::LoadOptions load;
       load.threads = threads;

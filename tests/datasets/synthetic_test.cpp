@@ -18,8 +18,8 @@ using testing::error_of;
 
 std::string digest_of(const GraphStore& s) {
   Digest d;
-  for (const Buffer* b : {&s.graph.indptr_buffer(), &s.graph.indices_buffer(), &s.features, &s.labels, &s.train,
-                          &s.valid, &s.test, &s.degree}) {
+  for (const Buffer* b : {&s.graph.indptr_buffer(), &s.graph.indices_buffer(), &s.features, &s.labels,
+                          &s.train, &s.valid, &s.test, &s.degree}) {
     d.update(b->data(), b->size());
   }
   d.update(s.metadata_json.data(), s.metadata_json.size());
@@ -126,7 +126,8 @@ TEST(Synthetic, EdgeHomophilyAndMeanDegreeLandOnTheSpec) {
       spec.num_features = 0;
       GraphStore s = generate_synthetic(spec, 2);
       EXPECT_NEAR(edge_homophily(s, 2), h, 0.05) << "homophily " << h << ", degree " << degree;
-      EXPECT_NEAR(static_cast<double>(s.num_edges()) / static_cast<double>(s.num_nodes()), degree, 0.05 * degree)
+      EXPECT_NEAR(static_cast<double>(s.num_edges()) / static_cast<double>(s.num_nodes()), degree,
+                  0.05 * degree)
           << "homophily " << h;
     }
   }
@@ -213,20 +214,25 @@ TEST(Synthetic, BadSpecsNameTheFieldAndValue) {
     return error_of([&] { generate_synthetic(spec, 1); });
   };
   EXPECT_NE(error_for([](SyntheticSpec& s) { s.num_nodes = -5; }).find("num_nodes is -5"), std::string::npos);
-  EXPECT_NE(error_for([](SyntheticSpec& s) { s.mean_degree = -1; }).find("mean_degree is -1"), std::string::npos);
+  EXPECT_NE(error_for([](SyntheticSpec& s) { s.mean_degree = -1; }).find("mean_degree is -1"),
+            std::string::npos);
   EXPECT_NE(error_for([](SyntheticSpec& s) { s.mean_degree = 2000; }).find("mean_degree is 2000"),
             std::string::npos);
   EXPECT_NE(error_for([](SyntheticSpec& s) { s.num_features = -1; }).find("num_features is -1"),
             std::string::npos);
-  EXPECT_NE(error_for([](SyntheticSpec& s) { s.num_classes = 0; }).find("num_classes is 0"), std::string::npos);
-  EXPECT_NE(error_for([](SyntheticSpec& s) { s.homophily = 1.5; }).find("homophily is 1.5"), std::string::npos);
-  EXPECT_NE(error_for([](SyntheticSpec& s) { s.homophily = NAN; }).find("homophily is nan"), std::string::npos);
+  EXPECT_NE(error_for([](SyntheticSpec& s) { s.num_classes = 0; }).find("num_classes is 0"),
+            std::string::npos);
+  EXPECT_NE(error_for([](SyntheticSpec& s) { s.homophily = 1.5; }).find("homophily is 1.5"),
+            std::string::npos);
+  EXPECT_NE(error_for([](SyntheticSpec& s) { s.homophily = NAN; }).find("homophily is nan"),
+            std::string::npos);
   EXPECT_NE(error_for([](SyntheticSpec& s) { s.degree_exponent = 1; }).find("degree_exponent is 1"),
             std::string::npos);
   EXPECT_NE(error_for([](SyntheticSpec& s) { s.train_fraction = -0.1; }).find("train_fraction is -0.1"),
             std::string::npos);
-  EXPECT_NE(error_for([](SyntheticSpec& s) { s.test_fraction = 0.9; }).find("train_fraction + valid_fraction"),
-            std::string::npos);
+  EXPECT_NE(
+      error_for([](SyntheticSpec& s) { s.test_fraction = 0.9; }).find("train_fraction + valid_fraction"),
+      std::string::npos);
   EXPECT_NE(error_for([](SyntheticSpec& s) { s.misleading_fraction = 0.9; }).find("ambiguous_fraction + "),
             std::string::npos);
   EXPECT_NE(error_for([](SyntheticSpec& s) { s.num_classes = 1; }).find("only one class"), std::string::npos);
