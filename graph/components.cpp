@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/graph/connected_components.hpp>
+#include <boost/graph/two_bit_color_map.hpp>
 #include <boost/property_map/property_map.hpp>
 
 #include "graph/boost_adaptor.h"
@@ -15,12 +16,14 @@ template <class Id>
 int64_t label_components(const Csr& g, std::vector<int64_t>& component) {
   CsrGraph<Id> bg(g);
   const auto index = get(boost::vertex_index, bg);
-  std::vector<boost::default_color_type> color(static_cast<size_t>(g.num_nodes()));
+  // Two bits of colour per node (600 KiB for products) stay in L2, where a
+  // 4-byte default_color_type per node would not: the DFS looks a colour up
+  // for every CSR entry, in random order.
+  boost::two_bit_color_map<decltype(index)> color(static_cast<size_t>(g.num_nodes()), index);
   // Boost's DFS keeps its own stack (no recursion), and visits roots in node
   // order, which gives the smallest-node-first numbering.
-  return boost::connected_components(
-      bg, boost::make_iterator_property_map(component.begin(), index),
-      boost::color_map(boost::make_iterator_property_map(color.begin(), index)));
+  return boost::connected_components(bg, boost::make_iterator_property_map(component.begin(), index),
+                                     boost::color_map(color));
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct Components {
 
 // The (weakly) connected components of `g`. A symmetric CSR is used as is; a
 // directed one is symmetrized first (a copy; see undirected_csr in
-// graph/symmetry.h). Memory beyond the result: a 4-byte colour and an 8-byte
+// graph/symmetry.h). Memory beyond the result: a 2-bit colour and an 8-byte
 // component id per node, plus Boost's explicit DFS stack (no recursion; at
 // most one ~64-byte frame per node on the current DFS path).
 Components connected_components(const Csr& g, int num_threads, bool per_node = false);

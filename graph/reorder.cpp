@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/graph/cuthill_mckee_ordering.hpp>
+#include <boost/graph/two_bit_color_map.hpp>
 #include <boost/property_map/property_map.hpp>
 #include <cstring>
 #include <deque>
@@ -53,19 +54,21 @@ namespace {
 // of thousands of components). We pick the starts ourselves with the same
 // George-Liu search (BFS from r; take the lowest-degree node of the last
 // level; repeat while the eccentricity grows), over BFS runs that touch only
-// their own component (a per-node run stamp instead of a reset), and hand
+// their own component (each clears just the nodes it reached), and hand
 // them to the overload that takes a start queue; that one runs one BFS per
 // component over a shared colour map.
 template <class Id>
 class PeripheralSearch {
  public:
-  explicit PeripheralSearch(const CsrGraph<Id>& g) : g_(g), stamp_(static_cast<size_t>(g.num_nodes()), 0) {}
+  explicit PeripheralSearch(const CsrGraph<Id>& g) : g_(g), flags_(static_cast<size_t>(g.num_nodes()), 0) {}
 
-  bool seen(int64_t v) const { return stamp_[v] != 0; }
+  // Whether an earlier search already covered v's component.
+  bool seen(int64_t v) const { return flags_[v] & kDone; }
 
   // A pseudo-peripheral node of r's component (Boost's find_starting_node).
   int64_t find_start(int64_t r) {
     auto [ecc_r, x] = bfs(r);
+    for (int64_t v : queue_) flags_[v] |= kDone;  // the first BFS reached the whole component
     auto [ecc_x, y] = bfs(x);
     while (ecc_x > ecc_r) {
       r = x;
@@ -77,13 +80,15 @@ class PeripheralSearch {
   }
 
  private:
+  static constexpr uint8_t kVisited = 1;  // reached by the current BFS
+  static constexpr uint8_t kDone = 2;     // in a component already searched
+
   // (eccentricity of s, the lowest-degree node of the last BFS level; the
-  // first in BFS order among equals).
+  // first in BFS order among equals). Leaves the visited nodes in queue_.
   std::pair<int64_t, int64_t> bfs(int64_t s) {
-    ++run_;
     queue_.clear();
     queue_.push_back(s);
-    stamp_[s] = run_;
+    flags_[s] |= kVisited;
     auto p = g_.indptr();
     auto idx = g_.indices();
     int64_t level_begin = 0, ecc = 0;
@@ -93,8 +98,8 @@ class PeripheralSearch {
         const int64_t u = queue_[i];
         for (int64_t e = p[u]; e < p[u + 1]; ++e) {
           const int64_t v = idx[e];
-          if (stamp_[v] != run_) {
-            stamp_[v] = run_;
+          if (!(flags_[v] & kVisited)) {
+            flags_[v] |= kVisited;
             queue_.push_back(v);
           }
         }
@@ -104,6 +109,8 @@ class PeripheralSearch {
         for (int64_t i = level_begin + 1; i < level_end; ++i) {
           if (out_degree(queue_[i], g_) < out_degree(best, g_)) best = queue_[i];
         }
+        // Clear only what this BFS touched: O(component), not O(graph).
+        for (int64_t v : queue_) flags_[v] &= static_cast<uint8_t>(~kVisited);
         return {ecc, best};
       }
       level_begin = level_end;
@@ -112,9 +119,8 @@ class PeripheralSearch {
   }
 
   const CsrGraph<Id>& g_;
-  std::vector<int64_t> stamp_;  // run that last reached the node; 0 = never
+  std::vector<uint8_t> flags_;  // kVisited | kDone per node: 1 byte, cache-friendly
   std::vector<int64_t> queue_;
-  int64_t run_ = 0;
 };
 
 template <class Id>
@@ -128,10 +134,9 @@ std::vector<int64_t> cuthill_mckee(const Csr& u) {
   }
   std::vector<int64_t> order;
   order.reserve(static_cast<size_t>(n));
-  std::vector<boost::default_color_type> color(static_cast<size_t>(n));
-  boost::cuthill_mckee_ordering(g, starts, std::back_inserter(order),
-                                boost::make_iterator_property_map(color.begin(), get(boost::vertex_index, g)),
-                                boost::make_out_degree_map(g));
+  // Two bits of colour per node stay in L2 (see graph/components.cpp).
+  boost::two_bit_color_map<boost::typed_identity_property_map<int64_t>> color(static_cast<size_t>(n));
+  boost::cuthill_mckee_ordering(g, starts, std::back_inserter(order), color, boost::make_out_degree_map(g));
   DGCN_ASSERT(static_cast<int64_t>(order.size()) == n);
   return order;
 }
@@ -201,12 +206,15 @@ Csr permute_csr(const Csr& g, std::span<const int64_t> perm, std::span<const int
   for (int64_t i = 0; i < n; ++i) q[i + 1] = q[i] + (p[perm[i] + 1] - p[perm[i]]);
   Buffer indices = Buffer::allocate(static_cast<size_t>(g.num_edges()) * sizeof(Id));
   auto out = indices.as_mutable<Id>();
+  // inv at the CSR's own width: every entry looks its neighbour up at random,
+  // and a 4-byte table is half the cache footprint of an 8-byte one.
+  std::vector<Id> new_id(inv.begin(), inv.end());
   parallel_for_chunks(n, 4096, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t old = perm[i];
       Id* row = out.data() + q[i];
       const int64_t len = p[old + 1] - p[old];
-      for (int64_t k = 0; k < len; ++k) row[k] = static_cast<Id>(inv[idx[p[old] + k]]);
+      for (int64_t k = 0; k < len; ++k) row[k] = new_id[idx[p[old] + k]];
       std::sort(row, row + len);
     }
   });

@@ -1,7 +1,7 @@
 #include "graph/symmetry.h"
 
+#include <xxhash.h>
 #include <algorithm>
-#include <atomic>
 #include <vector>
 
 #include "graph/csr_builder.h"
@@ -11,34 +11,37 @@ namespace dgcn {
 
 namespace {
 
+constexpr uint64_t kSeeds[2] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full};
+
+inline uint64_t pair_hash(int64_t a, int64_t b, uint64_t seed) {
+  const int64_t pair[2] = {a, b};
+  return XXH3_64bits_withSeed(pair, sizeof(pair), seed);
+}
+
+// Per-chunk partial sums of h(u, v) - h(v, u) for both seeds (wrapping).
 template <class Id>
 bool symmetric(std::span<const int64_t> p, std::span<const Id> idx, int64_t n, int threads) {
-  std::atomic<bool> ok{true};
-  // Sorted rows first: the reverse lookups below are binary searches.
-  parallel_for_chunks(n, 4096, threads, [&](int64_t begin, int64_t end) {
-    if (!ok.load(std::memory_order_relaxed)) return;
-    for (int64_t v = begin; v < end; ++v) {
-      if (!std::is_sorted(idx.begin() + p[v], idx.begin() + p[v + 1])) {
-        ok = false;
-        return;
-      }
-    }
-  });
-  if (!ok) return false;
-  parallel_for_chunks(n, 4096, threads, [&](int64_t begin, int64_t end) {
-    if (!ok.load(std::memory_order_relaxed)) return;
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<uint64_t> diff0(static_cast<size_t>(chunks), 0), diff1(static_cast<size_t>(chunks), 0);
+  parallel_for_chunks(n, kChunk, threads, [&](int64_t begin, int64_t end) {
+    uint64_t d0 = 0, d1 = 0;
     for (int64_t u = begin; u < end; ++u) {
       for (int64_t e = p[u]; e < p[u + 1]; ++e) {
         const int64_t v = idx[e];
-        if (v == u) continue;
-        if (!std::binary_search(idx.begin() + p[v], idx.begin() + p[v + 1], static_cast<Id>(u))) {
-          ok = false;
-          return;
-        }
+        d0 += pair_hash(u, v, kSeeds[0]) - pair_hash(v, u, kSeeds[0]);
+        d1 += pair_hash(u, v, kSeeds[1]) - pair_hash(v, u, kSeeds[1]);
       }
     }
+    diff0[begin / kChunk] = d0;
+    diff1[begin / kChunk] = d1;
   });
-  return ok;
+  uint64_t d0 = 0, d1 = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    d0 += diff0[c];
+    d1 += diff1[c];
+  }
+  return d0 == 0 && d1 == 0;
 }
 
 }  // namespace

@@ -105,7 +105,33 @@ TEST(Components, DirectedInputGivesWeakComponents) {
   EXPECT_EQ(c.component, (std::vector<int64_t>{0, 0, 0, 1, 1}));
 }
 
-TEST(Symmetry, DetectsMissingReversesAndUnsortedRows) {
+TEST(Symmetry, RandomGraphsAndOneMissingReverse) {
+  // Symmetric random graphs pass, for both widths and any thread count; the
+  // same graph with any single entry removed does not.
+  std::mt19937_64 rng(9);
+  testing::EdgeList e{3000, {}, {}};
+  for (int i = 0; i < 20000; ++i)
+    e.add(static_cast<int64_t>(rng() % 3000), static_cast<int64_t>(rng() % 3000));
+  GraphStore s = testing::make_store(e);
+  EXPECT_TRUE(is_symmetric(s.graph, 1));
+  EXPECT_TRUE(is_symmetric(s.graph, 3));
+  EXPECT_TRUE(is_symmetric(testing::with_int64_ids(s).graph, 2));
+  auto p = s.graph.indptr();
+  auto idx = s.graph.indices<int32_t>();
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t drop = static_cast<int64_t>(rng() % static_cast<uint64_t>(s.num_edges()));
+    std::vector<int64_t> q(p.begin(), p.end());
+    for (size_t v = 0; v + 1 < q.size(); ++v)
+      if (p[v + 1] > drop) --q[v + 1];
+    std::vector<int32_t> ids(idx.begin(), idx.end());
+    ids.erase(ids.begin() + drop);
+    Csr g(s.num_nodes(), Buffer::from_vector(std::move(q)), Buffer::from_vector(std::move(ids)),
+          IdWidth::k32);
+    EXPECT_FALSE(is_symmetric(g, 2)) << "entry " << drop << " dropped";
+  }
+}
+
+TEST(Symmetry, DetectsMissingReversesAndRepeats) {
   Csr sym = csr_of(testing::eight_node_edges());
   EXPECT_TRUE(is_symmetric(sym, 2));
   bool copied = true;
@@ -123,12 +149,18 @@ TEST(Symmetry, DetectsMissingReversesAndUnsortedRows) {
   EXPECT_TRUE(is_symmetric(both, 1));
   EXPECT_EQ(both.num_edges(), 2);
 
-  // Symmetric but row 0 unsorted: reported as not symmetric (needs sorting).
+  // Symmetric with row 0 unsorted: the check does not need sorted rows.
   std::vector<int64_t> p2 = {0, 2, 3, 4};
   std::vector<int32_t> idx2 = {2, 1, 0, 0};
   Csr unsorted(3, Buffer::from_vector(std::move(p2)), Buffer::from_vector(std::move(idx2)), IdWidth::k32);
-  EXPECT_FALSE(is_symmetric(unsorted, 1));
-  EXPECT_TRUE(is_symmetric(undirected_csr(unsorted, 1), 1));
+  EXPECT_TRUE(is_symmetric(unsorted, 1));
+
+  // A repeat in one direction only: not symmetric as a multiset.
+  std::vector<int64_t> p3 = {0, 2, 3};
+  std::vector<int32_t> idx3 = {1, 1, 0};
+  Csr repeat(2, Buffer::from_vector(std::move(p3)), Buffer::from_vector(std::move(idx3)), IdWidth::k32);
+  EXPECT_FALSE(is_symmetric(repeat, 1));
+  EXPECT_EQ(undirected_csr(repeat, 1).num_edges(), 2);
 }
 
 }  // namespace
