@@ -3,9 +3,10 @@
 // nearby ids (a small bandwidth), which puts a node's neighbours' features
 // close together in memory and makes the sampler's gathers more local.
 //
-//   path 0 - 3 - 1 - 4 - 2      perm = [2, 4, 1, 3, 0]  (perm[new] = old)
-//   bandwidth max 3, mean 2.5   inv  = [4, 2, 0, 3, 1]  (inv[old] = new)
-//                               permuted: 0 - 1 - 2 - 3 - 4, max 1, mean 1
+//   path 0 - 3 - 1 - 4 - 2      an end-to-end order (what RCM finds here, up to
+//   bandwidth max 3, mean 2.5   direction): perm = [2, 4, 1, 3, 0]  (perm[new] = old)
+//                                           inv  = [4, 2, 0, 3, 1]  (inv[old] = new)
+//   permuted: 0 - 1 - 2 - 3 - 4, bandwidth max 1, mean 1
 #pragma once
 
 #include <cstdint>
