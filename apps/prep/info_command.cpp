@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/prep/prep.h"
+#include "graph/components.h"
 #include "graph/gcn_format.h"
+#include "graph/parallel.h"
 
 namespace dgcn::prep {
 
@@ -15,6 +17,7 @@ namespace {
 struct InfoOptions {
   std::string file;
   int threads = 0;
+  bool components = false;
 };
 
 nlohmann::json degree_stats(const GraphStore& s) {
@@ -73,7 +76,12 @@ void run_info(const InfoOptions& o) {
   load.threads = o.threads;
   const GraphStore store = load_gcn(o.file, load);
   const GcnHeader header = read_gcn_header(o.file);
-  std::printf("%s\n", info_json(o.file, store, header).dump().c_str());
+  nlohmann::json j = info_json(o.file, store, header);
+  if (o.components) {
+    const Components c = connected_components(store.graph, o.threads > 0 ? o.threads : default_num_threads());
+    j["components"] = {{"count", c.count}, {"largest", c.largest}};
+  }
+  std::printf("%s\n", j.dump().c_str());
 }
 
 }  // namespace
@@ -86,6 +94,9 @@ void register_info(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "threads for loading (0 = all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag(
+      "--components", o->components,
+      "also count the connected components (a directed graph's weak ones) and the largest one's size");
   cmd->callback([o] { run_info(*o); });
 }
 

@@ -221,6 +221,61 @@ TEST_F(DgcnPrep, UsageErrorsAndHelp) {
   EXPECT_EQ(r.status, 2);
 }
 
+TEST_F(DgcnPrep, InfoCountsComponents) {
+  // The eight-node fixture: a square with a tail (5 nodes) and a triangle;
+  // plus 4 more nodes without edges.
+  testing::EdgeList e = testing::eight_node_edges();
+  e.num_nodes = 12;
+  const std::string path = save(testing::make_store(e), "s.gcn");
+  PrepRun r = prep(dir_, "info " + path + " --components --threads 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.json()["components"], (nlohmann::json{{"count", 6}, {"largest", 5}}));
+  r = prep(dir_, "info " + path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(r.json().contains("components"));
+}
+
+TEST_F(DgcnPrep, ConvertReordersByRcm) {
+  // A 400-node path with shuffled ids: RCM lays it out end to end again.
+  testing::EdgeList path{400, {}, {}};
+  std::vector<int64_t> name(400);
+  for (int64_t v = 0; v < 400; ++v) name[v] = (v * 263) % 400;  // 263 is coprime with 400
+  for (int64_t v = 0; v + 1 < 400; ++v) path.add(name[v], name[v + 1]);
+  GraphStore s = testing::make_store(path, 3, 4);
+  s.metadata_json = R"({"reader":"fixture"})";
+  const std::string in = save(s, "in.gcn");
+  const std::string out = dir_.file("out.gcn");
+  PrepRun r = prep(dir_, "convert " + in + " --out " + out + " --reorder rcm --threads 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "reordered by RCM: bandwidth max")) << r.err;
+  EXPECT_EQ(r.json()["num_edges"], 798);
+
+  GraphStore back = load_gcn(out);
+  back.validate("reordered", 2);
+  nlohmann::json meta = nlohmann::json::parse(back.metadata_json);
+  EXPECT_EQ(meta["reader"], "fixture");
+  ASSERT_EQ(meta["reorder"].size(), 1u);
+  EXPECT_EQ(meta["reorder"][0]["method"], "rcm");
+  EXPECT_GT(meta["reorder"][0]["bandwidth_before"]["max"].get<int64_t>(), 100);
+  EXPECT_EQ(meta["reorder"][0]["bandwidth_after"]["max"], 1);
+  // Node data followed the nodes: the fixture's feature 0 is the old id, its
+  // label old id % 4, and old ids < 200 are train; each new row i keeps
+  // exactly the neighbours i - 1 and i + 1 of a path.
+  std::vector<int64_t> train;
+  for (int64_t v = 0; v < 400; ++v) {
+    const int64_t old = static_cast<int64_t>(back.features_of(v)[0]);
+    EXPECT_EQ(back.label(v), old % 4);
+    if (old < 200) train.push_back(v);
+    EXPECT_EQ(back.graph.degree(v), (v == 0 || v == 399) ? 1 : 2);
+  }
+  EXPECT_EQ(std::vector<int64_t>(back.train_nodes().begin(), back.train_nodes().end()), train);
+
+  // The default keeps the order.
+  r = prep(dir_, "convert " + in + " --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(testing::digest_of(load_gcn(out)), testing::digest_of(s));
+}
+
 TEST_F(DgcnPrep, LoadBenchMeasuresEachModeInItsOwnProcess) {
   const std::string path = save(testing::make_store(testing::cycle_edges(3000), 8, 5), "s.gcn");
   PrepRun r = prep(dir_, "load-bench " + path + " --threads 2");

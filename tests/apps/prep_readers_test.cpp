@@ -133,12 +133,30 @@ TEST_F(PrepReaders, NpzMakesASeededSplitAndRejectsABadSpec) {
   EXPECT_EQ(j["test"], 1000);
   EXPECT_EQ(j["num_features"], 1433);
 
+  // Cora (Planetoid version): 78 components, the largest with 2485 nodes;
+  // reordering keeps them and shrinks the bandwidth.
+  info = prep(dir_, "info --components " + out("cora.gcn"));
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["components"],
+            (nlohmann::json{{"count", 78}, {"largest", 2485}}));
+  PrepRun rcm = prep(dir_, "npz --file " + cora + " --seed 3 --reorder rcm --out " + out("cora-rcm.gcn"));
+  ASSERT_EQ(rcm.status, 0) << rcm.err;
+  info = prep(dir_, "info --components " + out("cora-rcm.gcn"));
+  ASSERT_EQ(info.status, 0) << info.err;
+  j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["components"], (nlohmann::json{{"count", 78}, {"largest", 2485}}));
+  EXPECT_EQ(j["train"], 140);
+  const nlohmann::json& reorder = j["metadata"]["reorder"][0];
+  EXPECT_LT(reorder["bandwidth_after"]["mean"].get<double>(),
+            reorder["bandwidth_before"]["mean"].get<double>() / 2)
+      << reorder;
+
   expect_failure(prep(dir_, "npz --file " + cora + " --split ratio:0.9,0.9,0 --out " + out("bad.gcn")),
                  "--split 'ratio:0.9,0.9,0': ratios add up to 1.8");
   expect_failure(
       prep(dir_, "npz --file " + cora + " --split per-class:400,valid:1,test:1 --out " + out("bad.gcn")),
       "fewer than the 400 per class asked for");
-  EXPECT_EQ(outputs(dir_), (std::vector<std::string>{"cora.gcn"}));
+  EXPECT_EQ(outputs(dir_), (std::vector<std::string>{"cora-rcm.gcn", "cora.gcn"}));
 }
 
 TEST_F(PrepReaders, GraphSaintWritesAMultiLabelStoreAndRejectsABadClassMap) {
