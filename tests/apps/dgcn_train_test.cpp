@@ -106,22 +106,29 @@ TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
 }
 
 TEST_F(DgcnTrain, TwoRankEvaluationEqualsOneProcessEvaluatingTheSameWeights) {
-  // Each rank scores half of the valid/test nodes and the counts are summed;
-  // one process resuming the final checkpoint trains nothing and scores all.
-  const std::string ckpt = scratch_.file("ckpt");
-  auto two = train("--epochs 2 --nproc-per-node 2 --checkpoint " + ckpt);
-  ASSERT_EQ(two.exit_code, 0) << two.err;
-  auto one = train("--epochs 2 --checkpoint " + ckpt + " --resume");
-  ASSERT_EQ(one.exit_code, 0) << one.err;
-  json a = summary_of(two), b = summary_of(one);
-  EXPECT_EQ(b["world_size"], 1);
-  EXPECT_EQ(b["first_epoch"], 2);
-  EXPECT_EQ(b["param_digest"], a["param_digest"]);
-  EXPECT_EQ(b["valid_acc"], a["valid_acc"]);
-  EXPECT_EQ(b["test_acc"], a["test_acc"]);
-  // The best-validation record came through the checkpoint.
-  EXPECT_EQ(b["best_epoch"], a["best_epoch"]);
-  EXPECT_EQ(b["best_valid_acc"], a["best_valid_acc"]);
+  // Each rank scores half of the valid/test nodes and the counts are summed
+  // (correct/total; TP/FP/FN for multi-label F1); one process resuming the
+  // final checkpoint trains nothing and scores all of them.
+  for (Task task : {Task::kSingleLabel, Task::kMultiLabel}) {
+    const std::string metric = task == Task::kSingleLabel ? "acc" : "f1";
+    save_gcn(testing::community_store(task), data_);
+    const std::string ckpt = scratch_.file("ckpt-" + metric);
+    auto two = train("--epochs 2 --nproc-per-node 2 --checkpoint " + ckpt);
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    auto one = train("--epochs 2 --checkpoint " + ckpt + " --resume");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    json a = summary_of(two), b = summary_of(one);
+    EXPECT_EQ(b["world_size"], 1);
+    EXPECT_EQ(b["first_epoch"], 2);
+    EXPECT_EQ(b["param_digest"], a["param_digest"]);
+    ASSERT_TRUE(a.contains("valid_" + metric)) << a;
+    EXPECT_GT(a["valid_" + metric].get<double>(), 0.0) << a;
+    EXPECT_EQ(b["valid_" + metric], a["valid_" + metric]) << metric;
+    EXPECT_EQ(b["test_" + metric], a["test_" + metric]) << metric;
+    // The best-validation record came through the checkpoint.
+    EXPECT_EQ(b["best_epoch"], a["best_epoch"]);
+    EXPECT_EQ(b["best_valid_" + metric], a["best_valid_" + metric]);
+  }
 }
 
 TEST_F(DgcnTrain, ResumeEqualsAnUninterruptedRun) {
