@@ -294,11 +294,13 @@ int main(int argc, char** argv) {
         {"eval_s", s.eval_s},
         {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
         {"param_digest", s.param_digest}};
-    if (s.best_epoch < 0) {  // never evaluated (--eval none)
-      for (const std::string& k : {"valid_" + metric, "test_" + metric, "best_valid_" + metric,
-                                   "test_" + metric + "_at_best_valid"}) {
-        out[k] = nullptr;
-      }
+    if (o.eval_mode == dgcn::EvalMode::kNone) {  // not evaluated now (a resumed run may have a best epoch)
+      out["valid_" + metric] = nullptr;
+      out["test_" + metric] = nullptr;
+    }
+    if (s.best_epoch < 0) {  // never evaluated
+      out["best_valid_" + metric] = nullptr;
+      out["test_" + metric + "_at_best_valid"] = nullptr;
     }
     std::cout << out.dump() << std::endl;
     return 0;

@@ -103,6 +103,11 @@ TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
   EXPECT_LT(epochs[3]["loss"].get<double>(), epochs[0]["loss"].get<double>());
   EXPECT_EQ(epochs[3]["test_acc"], s["test_acc"]);
   EXPECT_FALSE(std::filesystem::exists(metrics + ".tmp"));
+
+  // Timing runs: no evaluation, so no metrics in the summary.
+  json timing = summary_of(train("--epochs 1 --eval none --nproc-per-node 2"));
+  EXPECT_TRUE(timing["valid_acc"].is_null() && timing["best_valid_acc"].is_null()) << timing;
+  EXPECT_EQ(timing["best_epoch"], -1);
 }
 
 TEST_F(DgcnTrain, TwoRankEvaluationEqualsOneProcessEvaluatingTheSameWeights) {
