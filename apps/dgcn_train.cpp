@@ -1,14 +1,24 @@
 // dgcn-train: trains a GCN on a .gcn store with sampled mini-batches
-// (models/trainer.h). Per epoch one JSON line goes to --metrics-out, progress
-// to stderr, and one JSON summary line to stdout at the end.
+// (models/trainer.h), on one process or N ranks (distributed/gcn_train.h):
+// --nproc-per-node N starts the local ranks (distributed/launcher.h), or
+// torchrun / an srun wrapper sets RANK and friends. Rank 0 writes one JSON
+// line per epoch to --metrics-out, the plot and the JSON summary line on
+// stdout; progress goes to stderr.
+//
+// Test hook (kill-a-rank tests only): DGCN_TEST_KILL_RANK=R:E makes rank R
+// kill itself with SIGKILL when epoch E (0-based) has ended, as a crashed
+// rank would die.
 #include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,12 +27,14 @@
 #include <vector>
 
 #include "datasets/synthetic.h"
+#include "distributed/gcn_train.h"
+#include "distributed/launcher.h"
+#include "distributed/process_group.h"
 #include "graph/error.h"
 #include "graph/gcn_format.h"
 #include "graph/parallel.h"
 #include "models/cpu_allocator.h"
 #include "models/spmm.h"
-#include "models/trainer.h"
 
 namespace {
 
@@ -33,10 +45,24 @@ struct AppOptions {
   std::string norm = "full";
   std::string device = "cpu";
   std::string eval = "full";
+  std::string backend = "auto";
   std::string metrics_out;
   std::string plot;
   double cpu_cache_gb = 4;
 };
+
+// DGCN_TEST_KILL_RANK=R:E (see the top of this file): the epoch at whose end
+// this rank dies, or -1.
+int64_t kill_epoch_for(int rank) {
+  const char* spec = std::getenv("DGCN_TEST_KILL_RANK");
+  if (spec == nullptr) return -1;
+  int r = -1;
+  long long e = -1;
+  if (std::sscanf(spec, "%d:%lld", &r, &e) != 2 || r < 0 || e < 0) {
+    throw dgcn::Error(fmt::format("DGCN_TEST_KILL_RANK='{}': expected RANK:EPOCH, e.g. 1:0", spec));
+  }
+  return r == rank ? e : -1;
+}
 
 // --metrics-out: lines appear in FILE.tmp as epochs finish; renamed to FILE at
 // the end, so FILE only ever holds a complete run.
@@ -79,6 +105,8 @@ int main(int argc, char** argv) {
   AppOptions a;
   dgcn::TrainOptions o;
   int threads = 0;
+  dgcn::LaunchOptions launch;
+  dgcn::GcnRunOptions run;
   CLI::App app{
       "dgcn-train: train a GCN on sampled mini-batches (neighbour sampling, SpMM layers) and evaluate it by "
       "layer-wise full-neighbour inference. Without --data it trains on the synthetic 'small' preset."};
@@ -122,10 +150,20 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "block"}));
   app.add_flag("--normalize-features", o.normalize_features,
                "Divide every feature row by its sum before training");
-  app.add_option("--device", a.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--device", a.device, "cpu or cuda (cuda:LOCAL_RANK with several ranks; default cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--backend", a.backend,
+                 "Collective backend: gloo (CPU), nccl (--device cuda, CUDA builds) or auto (default)")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
+  app.add_option("--checkpoint", run.checkpoint_dir,
+                 "Save a checkpoint into this directory after every epoch (rank 0; keeps the previous one)");
+  app.add_flag("--resume", run.resume,
+               "Continue from the newest checkpoint in --checkpoint DIR up to --epochs in total");
   app.add_option("--seed", o.seed,
                  "Seed of the weights, dropout and every epoch's shuffle and sampling (default 0)");
-  app.add_option("--threads", threads, "Compute threads (default: DGCN_NUM_THREADS or all cores)")
+  app.add_option(
+         "--threads", threads,
+         "Compute threads per rank (default: DGCN_NUM_THREADS, or the cores shared by the local ranks)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--workers", o.loader_workers, "Sampler threads working ahead of the trainer (default 1)")
       ->check(CLI::PositiveNumber);
@@ -148,14 +186,24 @@ int main(int argc, char** argv) {
   app.add_option("--cpu-cache-gb", a.cpu_cache_gb,
                  "Freed large CPU tensors kept for reuse, in GiB (default 4; see Note [CPU memory reuse])")
       ->check(CLI::NonNegativeNumber);
+  add_launch_flags(app, launch);
   CLI11_PARSE(app, argc, argv);
   // stdout carries the JSON result only; logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-train"));
 
   try {
+    if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
+    const dgcn::RankEnv env = dgcn::rank_env_from_process();
+    if (env.world_size > 1) spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
+    const int64_t kill_epoch = kill_epoch_for(env.rank);
     const auto start = std::chrono::steady_clock::now();
     dgcn::install_caching_cpu_allocator(static_cast<size_t>(a.cpu_cache_gb * (1 << 30)));
-    threads = threads > 0 ? threads : dgcn::default_num_threads();
+    if (threads == 0) {
+      // The local ranks share this node's cores.
+      threads = std::getenv("DGCN_NUM_THREADS") != nullptr
+                    ? dgcn::default_num_threads()
+                    : std::max(1, dgcn::default_num_threads() / env.local_world_size);
+    }
     at::set_num_threads(threads);
     o.compute_threads = threads;
     o.linear_head = a.head == "linear";
@@ -168,8 +216,11 @@ int main(int argc, char** argv) {
         std::cerr << "dgcn-train: --device cuda needs a GPU and a build against a CUDA LibTorch\n";
         return 1;
       }
-      o.device = c10::Device(c10::DeviceType::CUDA, 0);
+      o.device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(env.local_rank));
     }
+    auto group = dgcn::ProcessGroup::create(env, {dgcn::parse_backend(a.backend, o.device), launch.timeout});
+    const bool rank0 = group->rank() == 0;
+    if (env.world_size > 1) spdlog::info("{} over {}", env.describe(), dgcn::backend_name(group->backend()));
 
     dgcn::GraphStore store;
     std::string source;
@@ -188,32 +239,43 @@ int main(int argc, char** argv) {
                  dgcn::task_name(store.task), store.train_nodes().size(), store.valid_nodes().size(),
                  store.test_nodes().size());
 
-    dgcn::Trainer trainer(store, o);
-    const std::string metric = dgcn::metric_name(trainer.task());
-    MetricsFile metrics(a.metrics_out);
-    for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
-      const dgcn::EpochReport r = trainer.train_epoch(
-          epoch, [&](int64_t b, int64_t n) { spdlog::info("epoch {:>3}  batch {}/{}", epoch, b, n); });
-      metrics.write(epoch_json(r, metric));
-      std::string eval;
-      if (r.valid_metric) {
-        eval = fmt::format("  valid {} {:.4f}  test {:.4f} ({:.1f} s)", metric, *r.valid_metric,
-                           *r.test_metric, r.eval_s);
-      }
-      spdlog::info(
-          "epoch {:>3}  loss {:.4f}  train {} {:.4f}{}  | {:.1f} s: wait {:.1f}, compute {:.1f}, other "
-          "{:.1f}",
-          epoch, r.loss, metric, r.train_metric, eval, r.epoch_s, r.sampling_wait_s, r.compute_s, r.other_s);
-    }
+    const std::string metric = dgcn::metric_name(store.task);
+    MetricsFile metrics(rank0 ? a.metrics_out : "");
+    std::vector<dgcn::CurvePoint> curve;
+    const dgcn::GcnRunSummary run_summary =
+        dgcn::train_gcn(store, o, run, *group, [&](const dgcn::EpochReport& r, const dgcn::Trainer& trainer) {
+          if (r.epoch == kill_epoch) {
+            spdlog::warn("DGCN_TEST_KILL_RANK: killing rank {} after epoch {}", env.rank, r.epoch);
+            std::raise(SIGKILL);
+          }
+          if (!rank0) return;
+          curve = trainer.curve();
+          metrics.write(epoch_json(r, metric));
+          std::string eval;
+          if (r.valid_metric) {
+            eval = fmt::format("  valid {} {:.4f}  test {:.4f} ({:.1f} s)", metric, *r.valid_metric,
+                               *r.test_metric, r.eval_s);
+          }
+          spdlog::info(
+              "epoch {:>3}  loss {:.4f}  train {} {:.4f}{}  | {:.1f} s: wait {:.1f}, compute {:.1f}, other "
+              "{:.1f}",
+              r.epoch, r.loss, metric, r.train_metric, eval, r.epoch_s, r.sampling_wait_s, r.compute_s,
+              r.other_s);
+        });
+    group->shutdown();
+    if (!rank0) return 0;
     metrics.commit();
-    if (!a.plot.empty()) {
-      dgcn::plot_training_curves(trainer.curve(), metric, a.plot);
+    if (!a.plot.empty() && !curve.empty()) {
+      dgcn::plot_training_curves(curve, metric, a.plot);
       spdlog::info("wrote {}", a.plot);
     }
-    const dgcn::TrainSummary s = trainer.summary();
+    const dgcn::TrainSummary& s = run_summary.train;
     nlohmann::json out = {
         {"data", source},
         {"device", a.device},
+        {"world_size", run_summary.world_size},
+        {"backend", dgcn::backend_name(group->backend())},
+        {"first_epoch", run_summary.first_epoch},
         {"epochs", s.epochs},
         {"valid_" + metric, s.valid_metric},
         {"test_" + metric, s.test_metric},
@@ -224,14 +286,19 @@ int main(int argc, char** argv) {
         {"eval_s", s.eval_s},
         {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
         {"param_digest", s.param_digest}};
-    if (s.best_epoch < 0) {  // never evaluated (--eval none)
-      for (const std::string& k : {"valid_" + metric, "test_" + metric, "best_valid_" + metric,
-                                   "test_" + metric + "_at_best_valid"}) {
-        out[k] = nullptr;
-      }
+    if (o.eval_mode == dgcn::EvalMode::kNone) {  // not evaluated now (a resumed run may have a best epoch)
+      out["valid_" + metric] = nullptr;
+      out["test_" + metric] = nullptr;
+    }
+    if (s.best_epoch < 0) {  // never evaluated
+      out["best_valid_" + metric] = nullptr;
+      out["test_" + metric + "_at_best_valid"] = nullptr;
     }
     std::cout << out.dump() << std::endl;
     return 0;
+  } catch (const c10::Error& e) {
+    std::cerr << "dgcn-train: " << e.what_without_backtrace() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "dgcn-train: " << e.what() << "\n";
     return 1;

@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 constexpr int64_t kFormat = 1;
 constexpr const char* kPrefix = "checkpoint-";
 constexpr const char* kSuffix = ".pt";
+constexpr const char* kExtra = "extra.";
 
 // The epoch in "checkpoint-000012.pt", or -1 for any other name.
 int64_t epoch_of(const std::string& name) {
@@ -141,6 +142,14 @@ CheckpointState restore(const std::vector<char>& bytes, const std::string& what,
   state.epoch = read_scalar(dict, "epoch", what);
   state.seed = read_scalar(dict, "seed", what);
   state.world_size = read_scalar(dict, "world_size", what);
+  for (const auto& entry : dict) {
+    const std::string& key = entry.key();
+    if (key.rfind(kExtra, 0) != 0) continue;
+    const at::Tensor& t = entry.value();
+    TORCH_CHECK(t.numel() == 1 && t.scalar_type() == at::kDouble, "checkpoint ", what, ": '", key,
+                "' must be a float64 scalar, got ", t.numel(), " x ", t.scalar_type());
+    state.extra[key.substr(std::strlen(kExtra))] = t.item<double>();
+  }
 
   std::set<std::string> expected;
   {
@@ -163,9 +172,13 @@ CheckpointState restore(const std::vector<char>& bytes, const std::string& what,
   }
   TORCH_CHECK(dict.contains("optimizer"), "checkpoint ", what, ": no 'optimizer' entry");
   at::Tensor archive_bytes = dict.at("optimizer").contiguous();
+  // The optimizer state goes where the parameters are (a single CUDA
+  // process may run over a CPU-only Gloo group).
+  const auto params = model.parameters();
   torch::serialize::InputArchive archive;
   archive.load_from(static_cast<const char*>(archive_bytes.data_ptr()),
-                    static_cast<size_t>(archive_bytes.numel()), device);
+                    static_cast<size_t>(archive_bytes.numel()),
+                    params.empty() ? device : params.front().device());
   optimizer.load(archive);
   return state;
 }
@@ -184,6 +197,9 @@ std::string save_checkpoint(const std::string& dir, const torch::nn::Module& mod
   dict.insert("epoch", scalar(state.epoch));
   dict.insert("seed", scalar(state.seed));
   dict.insert("world_size", scalar(state.world_size));
+  for (const auto& [name, value] : state.extra) {
+    dict.insert(kExtra + name, at::scalar_tensor(value, at::TensorOptions().dtype(at::kDouble)));
+  }
   for (const auto& [name, tensor] : model_tensors(model)) dict.insert("model." + name, tensor.detach().cpu());
 
   std::string archive_bytes;

@@ -10,6 +10,8 @@
 //                   from (seed, epoch, batch), so this and "epoch" are the whole
 //                   RNG state)
 //   "world_size"    int64 scalar, ranks of the run that wrote it (information)
+//   "extra.<name>"  float64 scalars the caller adds (CheckpointState::extra),
+//                   e.g. dgcn-train's best validation metric so far
 //   "model.<name>"  every parameter and buffer, on CPU, named as in the
 //                   module (the same names a Python state_dict would use)
 //   "optimizer"     uint8 tensor: the optimizer's torch::serialize archive
@@ -23,6 +25,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -34,6 +37,7 @@ struct CheckpointState {
   int64_t epoch = 0;  // epochs completed
   int64_t seed = 0;
   int64_t world_size = 1;
+  std::map<std::string, double> extra;  // saved as "extra.<name>", restored as read
 };
 
 // Writes the checkpoint for state.epoch into `dir` (created if missing)

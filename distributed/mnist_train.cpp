@@ -129,7 +129,7 @@ MnistSummary train_mnist(const MnistData& data, const MnistOptions& options, Pro
     summary.test_acc = eval.acc;
     summary.epochs = epoch;
     if (!options.checkpoint_dir.empty() && group.rank() == 0) {
-      save_checkpoint(options.checkpoint_dir, *model, optimizer, {epoch, seed, group.size()});
+      save_checkpoint(options.checkpoint_dir, *model, optimizer, {epoch, seed, group.size(), {}});
     }
     on_epoch(result);
   }

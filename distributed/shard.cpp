@@ -1,33 +1,20 @@
 #include "distributed/shard.h"
 
+#include <algorithm>
 #include <numeric>
-#include <utility>
 
 #include "graph/error.h"
+#include "sampling/seed_partition.h"
 
 namespace dgcn {
-namespace {
 
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
+// The permutation is seed_partition's epoch shuffle (one shuffle in the
+// project); only the split differs: DistributedSampler's padding and stride
+// here, seed_partition's drop-remainder slices for graph training.
 std::vector<int64_t> epoch_permutation(int64_t n, uint64_t seed, int64_t epoch) {
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  std::iota(perm.begin(), perm.end(), int64_t{0});
-  uint64_t state = seed * 0x100000001b3ULL ^ (static_cast<uint64_t>(epoch) + 0x51ed270b27a3c2f1ULL);
-  // Fisher-Yates with our own generator, so the order is the same with every
-  // standard library (std::shuffle's algorithm is unspecified).
-  for (int64_t i = n - 1; i > 0; --i) {
-    auto j = static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(i + 1));
-    std::swap(perm[i], perm[j]);
-  }
-  return perm;
+  std::vector<int64_t> identity(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  std::iota(identity.begin(), identity.end(), int64_t{0});
+  return epoch_shuffle(identity, seed, epoch);
 }
 
 std::vector<int64_t> shuffled_shard(int64_t n, int world_size, int rank, uint64_t seed, int64_t epoch) {

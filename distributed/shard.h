@@ -15,7 +15,8 @@
 
 namespace dgcn {
 
-// A permutation of [0, n) that depends only on (seed, epoch).
+// A permutation of [0, n) that depends only on (seed, epoch): the epoch
+// shuffle of sampling/seed_partition.h applied to 0, 1, ..., n-1.
 std::vector<int64_t> epoch_permutation(int64_t n, uint64_t seed, int64_t epoch);
 
 // Rank `rank`'s indices for `epoch` (see above). Throws dgcn::Error when

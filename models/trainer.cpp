@@ -11,6 +11,7 @@
 #include "models/batch_tensors.h"
 #include "models/inference.h"
 #include "sampling/loader.h"
+#include "sampling/random.h"
 #include "sampling/seed_partition.h"
 
 namespace dgcn {
@@ -54,6 +55,9 @@ at::Tensor wrap_features(const LoadedBatch& batch, int64_t num_features) {
   return torch::from_blob(
       batch.features.data(), {rows, num_features}, [lease](void*) {}, at::TensorOptions().dtype(at::kFloat));
 }
+
+// Separates the dropout generator's seeds from the sampler's streams.
+constexpr uint64_t kDropoutStream = 0xd209047ULL;
 
 int threads_of(const TrainOptions& o) {
   return o.compute_threads > 0 ? o.compute_threads : std::max(1, at::get_num_threads());
@@ -164,6 +168,9 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   const int threads = threads_of(o);
   const bool cuda = o.device.is_cuda();
   model_->train();
+  // Note [Trainer randomness]: the dropout masks of this epoch and rank.
+  torch::manual_seed(
+      stream_key(o.seed, {kDropoutStream, static_cast<uint64_t>(epoch), static_cast<uint64_t>(o.rank)}));
   ShardOptions shard_options;
   shard_options.seed = o.seed;
   shard_options.epoch = epoch;
@@ -233,6 +240,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
 
   CurvePoint point{epoch, r.loss, r.train_metric, 0, 0, false};
   if (o.eval_mode != EvalMode::kNone && ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs)) {
+    if (sync_) sync_->barrier();  // every rank has finished training the epoch
     const auto t = Clock::now();
     auto [valid, test] = evaluate();
     r.eval_s = seconds_since(t);
@@ -322,6 +330,20 @@ std::pair<double, double> Trainer::evaluate() {
     t = MetricSums::unpack(std::span<const double>(packed).subspan(6));
   }
   return {v.value(store_.task), t.value(store_.task)};
+}
+
+torch::optim::Optimizer& Trainer::optimizer() {
+  return *impl_->optimizer;
+}
+
+void Trainer::restore_progress(int64_t epochs_done, double best_valid_metric, double test_at_best_valid,
+                               int64_t best_epoch) {
+  TORCH_CHECK(epochs_done >= 0 && best_epoch < epochs_done, "restore_progress: best epoch ", best_epoch,
+              " of ", epochs_done, " epochs done");
+  summary_.epochs = epochs_done;
+  summary_.best_epoch = best_epoch;
+  summary_.best_valid_metric = best_epoch >= 0 ? best_valid_metric : 0;
+  summary_.test_at_best_valid = best_epoch >= 0 ? test_at_best_valid : 0;
 }
 
 TrainSummary Trainer::summary() const {

@@ -20,6 +20,14 @@
 // Distributed training plugs in through GradSync (models/ knows no process
 // group) and options.rank / world_size, which shard the seeds of every
 // epoch (equal batch counts on every rank) and the evaluation nodes.
+//
+// Note [Trainer randomness]
+// Every random choice derives from (seed, epoch, batch, rank): the shuffle and
+// the sampling through the loader's batch keys, the dropout masks from
+// LibTorch's generator reseeded at the start of every epoch with
+// (seed, epoch, rank). So an epoch's result depends only on the weights and
+// optimizer state it starts from, and a run resumed from a checkpoint after
+// epoch k continues bit for bit like the uninterrupted one.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -31,6 +39,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <torch/optim/optimizer.h>
 
 #include "graph/graph_store.h"
 #include "models/gcn.h"
@@ -89,6 +99,8 @@ class GradSync {
   virtual void finish_backward() = 0;
   // Elementwise sum across ranks, in place (metrics, timings).
   virtual void all_reduce_sum(std::vector<double>& values) = 0;
+  // Blocks until every rank has reached it (before each evaluation).
+  virtual void barrier() = 0;
 };
 
 struct EpochReport {
@@ -131,12 +143,21 @@ class Trainer {
   // `progress` (optional) is called every few seconds with (batch, batches).
   EpochReport train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress = {});
 
-  // Valid and test metric of the current model (options.eval_mode).
+  // Valid and test metric of the current model (options.eval_mode). With a
+  // GradSync, collective: each rank scores its slice of the nodes and the
+  // counts are summed over ranks.
   std::pair<double, double> evaluate();
+
+  // After the weights and the optimizer state were restored from a
+  // checkpoint written after `epochs_done` epochs: carries the best-validation
+  // record of those epochs into summary() (best_epoch < 0: none).
+  void restore_progress(int64_t epochs_done, double best_valid_metric, double test_at_best_valid,
+                        int64_t best_epoch);
 
   TrainSummary summary() const;
   const std::vector<CurvePoint>& curve() const { return curve_; }
   Gcn& model() { return model_; }
+  torch::optim::Optimizer& optimizer();  // for checkpoints
   const TrainOptions& options() const { return options_; }
   Task task() const { return store_.task; }
 

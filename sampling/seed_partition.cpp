@@ -23,6 +23,17 @@ BatchKey EpochPlan::key(int64_t b) const {
   return BatchKey{seed, epoch, b * world_size + rank};
 }
 
+std::vector<int64_t> epoch_shuffle(std::span<const int64_t> items, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(items.begin(), items.end());
+  Rng rng(stream_key(seed, {kShuffleStream, static_cast<uint64_t>(epoch)}));
+  // Fisher-Yates with our own generator: the same order with every standard
+  // library (std::shuffle's algorithm is unspecified).
+  for (auto i = static_cast<int64_t>(order.size()) - 1; i > 0; --i) {
+    std::swap(order[i], order[static_cast<int64_t>(rng.below(static_cast<uint64_t>(i + 1)))]);
+  }
+  return order;
+}
+
 EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& o) {
   DGCN_CHECK(o.world_size >= 1, "plan_epoch: world_size = {}, expected >= 1", o.world_size);
   DGCN_CHECK(o.rank >= 0 && o.rank < o.world_size, "plan_epoch: rank = {} is not in [0, world_size = {})",
@@ -40,11 +51,7 @@ EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& o) {
   const int64_t begin = per_rank * o.rank;
   if (o.shuffle) {
     // Every rank shuffles all nodes the same way, then keeps its own slice.
-    std::vector<int64_t> order(nodes.begin(), nodes.end());
-    Rng rng(stream_key(o.seed, {kShuffleStream, static_cast<uint64_t>(o.epoch)}));
-    for (int64_t i = n - 1; i > 0; --i) {
-      std::swap(order[i], order[static_cast<int64_t>(rng.below(static_cast<uint64_t>(i + 1)))]);
-    }
+    const std::vector<int64_t> order = epoch_shuffle(nodes, o.seed, o.epoch);
     plan.seeds.assign(order.begin() + begin, order.begin() + begin + per_rank);
   } else {
     plan.seeds.assign(nodes.begin() + begin, nodes.begin() + begin + per_rank);

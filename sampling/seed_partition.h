@@ -53,6 +53,11 @@ struct EpochPlan {
   BatchKey key(int64_t b) const;
 };
 
+// `items` in the epoch's shuffled order, which depends only on (seed, epoch):
+// the order plan_epoch cuts into rank shards, and the MNIST baseline's
+// permutation (distributed/shard.h).
+std::vector<int64_t> epoch_shuffle(std::span<const int64_t> items, uint64_t seed, int64_t epoch);
+
 // Plans `nodes` (e.g. GraphStore::train_nodes()) for one rank and epoch.
 // Throws dgcn::Error unless 0 <= rank < world_size and batch_size >= 1.
 EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& options);

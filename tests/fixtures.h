@@ -63,4 +63,11 @@ inline EdgeList eight_node_edges() {
 // train, the next quarter in valid, the rest in test.
 GraphStore make_store(const EdgeList& edges, int64_t f = 4, int64_t num_classes = 3);
 
+// 400 nodes in 4 communities (dense inside, sparse across); features are the
+// community's one-hot code buried in noise, so a GCN (which averages the
+// noise away over neighbours) beats a features-only model. Splits as
+// make_store (200 / 100 / 100). Multi-label: node v has class v % 4, and
+// class 3 also when v is even.
+GraphStore community_store(Task task = Task::kSingleLabel);
+
 }  // namespace dgcn::testing

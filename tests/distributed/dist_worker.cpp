@@ -220,7 +220,7 @@ json run_checkpoint(ProcessGroup& group, const std::string& out) {
     params[item.key()] = {{"sum", item.value().sum().item<double>()}, {"shape", item.value().sizes().vec()}};
   }
   std::string path;
-  if (group.rank() == 0) path = save_checkpoint(out + "/ckpt", *net, opt, {4, 1234, group.size()});
+  if (group.rank() == 0) path = save_checkpoint(out + "/ckpt", *net, opt, {4, 1234, group.size(), {}});
 
   // Every rank restores into a fresh model and compares.
   torch::manual_seed(8);

@@ -1,0 +1,258 @@
+// dgcn-train end to end on a small .gcn store: 2 ranks through the built-in
+// launcher, the distributed evaluation against one process, checkpoints and
+// resume, a killed rank, two "nodes" on loopback, torchrun, torch.load.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "distributed/launcher.h"
+#include "fixtures.h"
+#include "graph/gcn_format.h"
+#include "run_command.h"
+
+namespace dgcn {
+namespace {
+
+using nlohmann::json;
+using testing::CommandResult;
+using testing::run_command;
+using testing::ScratchDir;
+
+const std::string kTrain = DGCN_TRAIN_BIN;
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::vector<json> json_lines(const std::string& text) {
+  std::vector<json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(json::parse(line));
+  }
+  return lines;
+}
+
+json summary_of(const CommandResult& r) {
+  auto lines = json_lines(r.out);
+  return lines.empty() ? json() : lines.back();
+}
+
+// rank -> the param_digest that rank logged ("[rank R] ... param_digest D").
+std::map<int, std::string> logged_digests(const std::string& err) {
+  std::map<int, std::string> out;
+  static const std::regex line(R"(\[rank (\d+)\].*param_digest ([0-9a-f]{16}))");
+  for (std::sregex_iterator it(err.begin(), err.end(), line), end; it != end; ++it) {
+    out[std::stoi((*it)[1])] = (*it)[2];
+  }
+  return out;
+}
+
+class DgcnTrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = scratch_.file("community.gcn");
+    save_gcn(testing::community_store(), data_);
+  }
+  // dgcn-train on the community store (200 training nodes: 4 batches of 32
+  // per rank with 2 ranks), small and quick; `flags` add to these, and
+  // replace --seed and --timeout when they name them.
+  std::string command(const std::string& flags) const {
+    std::string c = kTrain + " --data " + data_ +
+                    " --num-neighbors 5,5 --batch-size 32 --hidden 16 --lr 0.02 --threads 1 --workers 1 "
+                    "--cpu-cache-gb 0 ";
+    if (flags.find("--seed ") == std::string::npos) c += "--seed 1 ";
+    if (flags.find("--timeout ") == std::string::npos) c += "--timeout 30 ";
+    return c + flags;
+  }
+  CommandResult train(const std::string& flags, const std::string& env = "") {
+    return run_command(env + command(flags), scratch_);
+  }
+  ScratchDir scratch_;
+  std::string data_;
+};
+
+TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
+  const std::string metrics = scratch_.file("metrics.jsonl");
+  auto r = train("--epochs 4 --nproc-per-node 2 --metrics-out " + metrics);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << "rank 0 prints the summary, rank 1 nothing: " << r.out;
+  const json& s = lines[0];
+  EXPECT_EQ(s["world_size"], 2);
+  EXPECT_EQ(s["backend"], "gloo");
+  EXPECT_EQ(s["epochs"], 4);
+  EXPECT_GT(s["test_acc"].get<double>(), 0.6) << "4 classes: chance is 0.25";
+  // Both replicas end bit-identical (train_gcn also checks it collectively).
+  auto digests = logged_digests(r.err);
+  ASSERT_EQ(digests.size(), 2u) << r.err;
+  EXPECT_EQ(digests[0], s["param_digest"]);
+  EXPECT_EQ(digests[1], s["param_digest"]);
+
+  auto epochs = json_lines(testing::read_text(metrics));
+  ASSERT_EQ(epochs.size(), 4u);
+  for (int e = 0; e < 4; ++e) {
+    EXPECT_EQ(epochs[e]["epoch"], e);
+    EXPECT_EQ(epochs[e]["batches"], 4) << "100 seeds per rank in batches of 32";
+    EXPECT_TRUE(epochs[e].contains("valid_acc")) << epochs[e];
+  }
+  EXPECT_LT(epochs[3]["loss"].get<double>(), epochs[0]["loss"].get<double>());
+  EXPECT_EQ(epochs[3]["test_acc"], s["test_acc"]);
+  EXPECT_FALSE(std::filesystem::exists(metrics + ".tmp"));
+
+  // Timing runs: no evaluation, so no metrics in the summary.
+  json timing = summary_of(train("--epochs 1 --eval none --nproc-per-node 2"));
+  EXPECT_TRUE(timing["valid_acc"].is_null() && timing["best_valid_acc"].is_null()) << timing;
+  EXPECT_EQ(timing["best_epoch"], -1);
+}
+
+TEST_F(DgcnTrain, TwoRankEvaluationEqualsOneProcessEvaluatingTheSameWeights) {
+  // Each rank scores half of the valid/test nodes and the counts are summed
+  // (correct/total; TP/FP/FN for multi-label F1); one process resuming the
+  // final checkpoint trains nothing and scores all of them.
+  for (Task task : {Task::kSingleLabel, Task::kMultiLabel}) {
+    const std::string metric = task == Task::kSingleLabel ? "acc" : "f1";
+    save_gcn(testing::community_store(task), data_);
+    const std::string ckpt = scratch_.file("ckpt-" + metric);
+    auto two = train("--epochs 2 --nproc-per-node 2 --checkpoint " + ckpt);
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    auto one = train("--epochs 2 --checkpoint " + ckpt + " --resume");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    json a = summary_of(two), b = summary_of(one);
+    EXPECT_EQ(b["world_size"], 1);
+    EXPECT_EQ(b["first_epoch"], 2);
+    EXPECT_EQ(b["param_digest"], a["param_digest"]);
+    ASSERT_TRUE(a.contains("valid_" + metric)) << a;
+    EXPECT_GT(a["valid_" + metric].get<double>(), 0.0) << a;
+    EXPECT_EQ(b["valid_" + metric], a["valid_" + metric]) << metric;
+    EXPECT_EQ(b["test_" + metric], a["test_" + metric]) << metric;
+    // The best-validation record came through the checkpoint.
+    EXPECT_EQ(b["best_epoch"], a["best_epoch"]);
+    EXPECT_EQ(b["best_valid_" + metric], a["best_valid_" + metric]);
+  }
+}
+
+TEST_F(DgcnTrain, ResumeEqualsAnUninterruptedRun) {
+  // Adam state, dropout (0.5) and sampling all continue exactly (Note
+  // [Trainer randomness]).
+  const std::string a = scratch_.file("ckpt-a"), b = scratch_.file("ckpt-b");
+  auto full = train("--epochs 3 --nproc-per-node 2 --checkpoint " + a);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  std::vector<std::string> kept;
+  for (const auto& e : std::filesystem::directory_iterator(a)) kept.push_back(e.path().filename().string());
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<std::string>{"checkpoint-000002.pt", "checkpoint-000003.pt"}));
+  auto first = train("--epochs 1 --nproc-per-node 2 --checkpoint " + b);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto rest = train("--epochs 3 --nproc-per-node 2 --checkpoint " + b + " --resume");
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  json f = summary_of(full), r = summary_of(rest);
+  EXPECT_EQ(r["first_epoch"], 1);
+  EXPECT_EQ(r["epochs"], 3);
+  EXPECT_EQ(r["param_digest"], f["param_digest"]);
+  EXPECT_EQ(r["test_acc"], f["test_acc"]);
+  EXPECT_EQ(r["best_epoch"], f["best_epoch"]);
+
+  auto other_seed = train("--epochs 4 --seed 2 --checkpoint " + b + " --resume");
+  EXPECT_EQ(other_seed.exit_code, 1);
+  EXPECT_NE(other_seed.err.find("was trained with --seed 1, this run has --seed 2"), std::string::npos)
+      << other_seed.err;
+}
+
+TEST_F(DgcnTrain, AKilledRankStopsTheJobNamingTheRank) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = train("--epochs 20 --nproc-per-node 2 --timeout 20", "DGCN_TEST_KILL_RANK=1:0 ");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
+  EXPECT_NE(r.err.find("rank 1 (pid "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("killed by signal 9"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "no summary from a failed job: " << r.out;
+  // The launcher stops rank 0 at once instead of letting its all-reduce time out.
+  EXPECT_LT(seconds, 15) << r.err;
+  std::cerr << "kill-a-rank: launcher returned after " << seconds << " s\n";
+}
+
+TEST_F(DgcnTrain, TwoLaunchersAsTwoNodesMatchOneLauncherWithTwoRanks) {
+  auto single = train("--epochs 2 --nproc-per-node 2");
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  const std::string common = command(
+      "--epochs 2 --nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 "
+      "--master-port " +
+      std::to_string(find_free_port()));
+  const std::string n0 = scratch_.file("node0"), n1 = scratch_.file("node1");
+  run_command("(" + common + " --node-rank 0 >" + n0 + ".out 2>" + n0 + ".err; echo $? >" + n0 + ".rc) & (" +
+                  common + " --node-rank 1 >" + n1 + ".out 2>" + n1 + ".err; echo $? >" + n1 + ".rc) & wait",
+              scratch_);
+  ASSERT_EQ(testing::read_text(n0 + ".rc"), "0\n") << testing::read_text(n0 + ".err");
+  ASSERT_EQ(testing::read_text(n1 + ".rc"), "0\n") << testing::read_text(n1 + ".err");
+  EXPECT_TRUE(testing::read_text(n1 + ".out").empty()) << "only rank 0 prints";
+  json s = json_lines(testing::read_text(n0 + ".out")).back();
+  EXPECT_EQ(s["world_size"], 2);
+  EXPECT_EQ(s["param_digest"], summary_of(single)["param_digest"]);
+  EXPECT_EQ(logged_digests(testing::read_text(n1 + ".err"))[1], s["param_digest"]);
+}
+
+TEST_F(DgcnTrain, RunsUnderTorchrun) {
+  const std::string torchrun = "/usr/bin/torchrun";
+  if (!std::filesystem::exists(torchrun)) GTEST_SKIP() << torchrun << " is absent (Debian python3-torch)";
+  auto ours = train("--epochs 1 --nproc-per-node 2");
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  // See dgcn_mnist_test.cpp for why --redirects/--tee 1:1 (Debian's torchrun
+  // 1.13 on Python 3.11).
+  auto r = run_command(torchrun + " --nproc_per_node 2 --master_port " + std::to_string(find_free_port()) +
+                           " --redirects 1:1 --tee 1:1 --log_dir " + scratch_.file("torchrun-logs") +
+                           " --no_python " + command("--epochs 1"),
+                       scratch_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = summary_of(r);
+  EXPECT_EQ(s["world_size"], 2);
+  EXPECT_EQ(s["param_digest"], summary_of(ours)["param_digest"]);
+}
+
+TEST_F(DgcnTrain, TorchLoadInPythonReadsTheCheckpoint) {
+  if (!std::filesystem::exists(kPython) ||
+      run_command(std::string(kPython) + " -c 'import torch'", scratch_).exit_code != 0) {
+    GTEST_SKIP() << kPython << " with torch (Debian python3-torch) is not installed";
+  }
+  const std::string ckpt = scratch_.file("ckpt");
+  auto r = train("--epochs 2 --nproc-per-node 2 --checkpoint " + ckpt);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string script = scratch_.file("read.py");
+  std::ofstream(script)
+      << "import json, sys, torch\n"
+         "d = torch.load(sys.argv[1])\n"
+         "state = {k[len('model.'):]: v for k, v in d.items() if k.startswith('model.')}\n"
+         "print(json.dumps({'epoch': int(d['epoch']), 'seed': int(d['seed']),\n"
+         "  'world_size': int(d['world_size']), 'best_epoch': float(d['extra.best_epoch']),\n"
+         "  'shapes': {k: list(v.shape) for k, v in state.items()}}))\n";
+  auto py = run_command(std::string(kPython) + " " + script + " " + ckpt + "/checkpoint-000002.pt", scratch_);
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  json d = json::parse(py.out);
+  EXPECT_EQ(d["epoch"], 2);
+  EXPECT_EQ(d["seed"], 1);
+  EXPECT_EQ(d["world_size"], 2);
+  EXPECT_EQ(d["best_epoch"].get<double>(), summary_of(r)["best_epoch"].get<double>());
+  // Two GCN layers 8 -> 16 -> 4 classes, as the model names them.
+  EXPECT_EQ(d["shapes"]["conv1.weight"], json::array({8, 16}));
+  EXPECT_EQ(d["shapes"]["conv2.weight"], json::array({16, 4}));
+  EXPECT_EQ(d["shapes"]["conv2.bias"], json::array({4}));
+}
+
+TEST_F(DgcnTrain, BadDistributedOptionsAreClearErrors) {
+  auto resume = train("--resume");
+  EXPECT_EQ(resume.exit_code, 1);
+  EXPECT_NE(resume.err.find("--resume needs --checkpoint"), std::string::npos) << resume.err;
+  auto nccl = train("--backend nccl --nproc-per-node 2");
+  EXPECT_EQ(nccl.exit_code, 1);
+  EXPECT_NE(nccl.err.find("--backend nccl"), std::string::npos) << nccl.err;
+  auto kill_spec = train("--epochs 1", "DGCN_TEST_KILL_RANK=x ");
+  EXPECT_EQ(kill_spec.exit_code, 1);
+  EXPECT_NE(kill_spec.err.find("DGCN_TEST_KILL_RANK='x'"), std::string::npos) << kill_spec.err;
+}
+
+}  // namespace
+}  // namespace dgcn
