@@ -46,6 +46,8 @@ struct AppOptions {
   std::string device = "cpu";
   std::string eval = "full";
   std::string backend = "auto";
+  std::string load = "auto";
+  std::string cache_dir;
   std::string metrics_out;
   std::string plot;
   double cpu_cache_gb = 4;
@@ -111,6 +113,13 @@ int main(int argc, char** argv) {
       "dgcn-train: train a GCN on sampled mini-batches (neighbour sampling, SpMM layers) and evaluate it by "
       "layer-wise full-neighbour inference. Without --data it trains on the synthetic 'small' preset."};
   app.add_option("--data", a.data, "Graph store (.gcn) to train on (from dgcn-prep)");
+  app.add_option("--load", a.load,
+                 "private: every rank decompresses its own copy; shared: the ranks of a machine map one "
+                 "decompressed cache file read-only, so the graph is in memory once (Note [shared cache]); "
+                 "auto: shared when a machine runs more than one rank (default auto)")
+      ->check(CLI::IsMember({"auto", "private", "shared"}));
+  app.add_option("--cache-dir", a.cache_dir,
+                 "Where --load shared keeps the decompressed cache (default: next to --data)");
   app.add_option("--preset", a.preset,
                  "Synthetic preset generated in memory when --data is absent (default small)");
   app.add_option("--num-neighbors", o.fanouts,
@@ -231,6 +240,9 @@ int main(int argc, char** argv) {
     } else {
       dgcn::LoadOptions load;
       load.threads = threads;
+      const bool shared = a.load == "shared" || (a.load == "auto" && env.local_world_size > 1);
+      load.mode = shared ? dgcn::LoadMode::kSharedCache : dgcn::LoadMode::kPrivate;
+      load.cache_dir = a.cache_dir;
       store = dgcn::load_gcn(a.data, load);
       source = a.data;
     }

@@ -110,6 +110,25 @@ TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
   EXPECT_EQ(timing["best_epoch"], -1);
 }
 
+TEST_F(DgcnTrain, RanksOfOneMachineMapOneSharedCache) {
+  // Two local ranks (auto: shared) expand the store once into the cache dir
+  // and map it; training on the mapped store equals private copies.
+  // Every section compressed, so a mapping needs the expanded cache.
+  SaveOptions compress_all;
+  compress_all.zstd_min_bytes = 0;
+  save_gcn(testing::community_store(), data_, compress_all);
+  const std::string cache = scratch_.file("cache");
+  std::filesystem::create_directories(cache);
+  json shared = summary_of(train("--epochs 1 --nproc-per-node 2 --cache-dir " + cache));
+  json priv = summary_of(train("--epochs 1 --nproc-per-node 2 --load private"));
+  EXPECT_EQ(shared["param_digest"], priv["param_digest"]);
+  int caches = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache)) {
+    caches += entry.path().extension() == ".cache";
+  }
+  EXPECT_EQ(caches, 1) << "one decompressed cache for both ranks";
+}
+
 TEST_F(DgcnTrain, TwoRankEvaluationEqualsOneProcessEvaluatingTheSameWeights) {
   // Each rank scores half of the valid/test nodes and the counts are summed
   // (correct/total; TP/FP/FN for multi-label F1); one process resuming the
