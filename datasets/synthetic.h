@@ -59,7 +59,10 @@ struct SyntheticSpec {
   // Misleading nodes (of all nodes, drawn among the others): features drawn
   // around another class's mean, edges true to their class, so only a model
   // that reads the neighbours gets them. ambiguous + misleading <= 1.
-  double misleading_fraction = 0.12;
+  // 0.06 with noise 2.2: on "small" a features-only model (0 hops, 3 layers)
+  // reaches 0.61 test accuracy and a 3-layer GCN 0.76 (ogbn-products: MLP
+  // 0.61, GCN 0.76).
+  double misleading_fraction = 0.06;
   double feature_noise = 2.2;    // std of the feature noise around a class mean (means have std 1)
   double train_fraction = 0.08;  // split fractions, each in [0, 1], sum <= 1
   double valid_fraction = 0.016;

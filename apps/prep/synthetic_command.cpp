@@ -69,7 +69,7 @@ void register_synthetic(CLI::App& app) {
       "so no model can tell their label; caps accuracy near 1 - this (default 0.24)");
   cmd->add_option("--misleading-fraction", o.misleading_fraction,
                   "fraction of nodes whose features are drawn around another class's mean while their edges "
-                  "stay true: only a model reading the neighbours gets them (default 0.12)");
+                  "stay true: only a model reading the neighbours gets them (default 0.06)");
   cmd->add_option(
       "--feature-noise", o.feature_noise,
       "standard deviation of the feature noise; class means have standard deviation 1 (default 2.2)");
