@@ -8,6 +8,7 @@
 
 #include "../datasets/dataset_files.h"
 #include "distributed/launcher.h"
+#include "json_output.h"
 #include "run_command.h"
 
 namespace dgcn {
@@ -15,8 +16,10 @@ namespace {
 
 using nlohmann::json;
 using testing::CommandResult;
+using testing::json_lines;
 using testing::run_command;
 using testing::ScratchDir;
+using testing::summary_of;
 
 const std::string kMnist = DGCN_MNIST_BIN;
 
@@ -54,15 +57,6 @@ void write_toy_mnist(const std::string& dir, uint32_t train, uint32_t test) {
   }
 }
 
-std::vector<json> json_lines(const std::string& text) {
-  std::vector<json> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(json::parse(line));
-  }
-  return lines;
-}
-
 class DgcnMnist : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -77,11 +71,6 @@ class DgcnMnist : public ::testing::Test {
   ScratchDir scratch_;
   std::string data_;
 };
-
-json summary_of(const CommandResult& r) {
-  auto lines = json_lines(r.out);
-  return lines.empty() ? json() : lines.back();
-}
 
 TEST_F(DgcnMnist, OneAndTwoRanksLearnAndPrintJson) {
   for (int ranks : {1, 2}) {

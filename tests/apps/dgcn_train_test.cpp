@@ -15,6 +15,7 @@
 #include "distributed/launcher.h"
 #include "fixtures.h"
 #include "graph/gcn_format.h"
+#include "json_output.h"
 #include "run_command.h"
 
 namespace dgcn {
@@ -22,25 +23,13 @@ namespace {
 
 using nlohmann::json;
 using testing::CommandResult;
+using testing::json_lines;
 using testing::run_command;
 using testing::ScratchDir;
+using testing::summary_of;
 
 const std::string kTrain = DGCN_TRAIN_BIN;
 constexpr const char* kPython = "/usr/bin/python3";
-
-std::vector<json> json_lines(const std::string& text) {
-  std::vector<json> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(json::parse(line));
-  }
-  return lines;
-}
-
-json summary_of(const CommandResult& r) {
-  auto lines = json_lines(r.out);
-  return lines.empty() ? json() : lines.back();
-}
 
 // rank -> the param_digest that rank logged ("[rank R] ... param_digest D").
 std::map<int, std::string> logged_digests(const std::string& err) {
