@@ -196,6 +196,11 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--prefetch", o.loader_queue, "Batches sampled ahead of the trainer (default 4)")
       ->check(CLI::PositiveNumber);
+  bool gather_in_loader = false;
+  app.add_flag("--gather-in-loader", gather_in_loader,
+               "Have the sampler threads copy every batch's feature rows, as before; by default on the CPU "
+               "the first layer reads them from the graph store (same model bit for bit, less work). For "
+               "comparison runs");
   app.add_option("--eval", a.eval,
                  "full: layer-wise full-neighbour inference (exact); sampled: the sampled forward pass over "
                  "batches of evaluation nodes; none: no evaluation, for timing runs (default full)")
@@ -233,6 +238,7 @@ int main(int argc, char** argv) {
     }
     at::set_num_threads(threads);
     o.compute_threads = threads;
+    o.input_from_store = !gather_in_loader;
     o.linear_head = a.head == "linear";
     o.norm = dgcn::parse_gcn_norm(a.norm);
     o.eval_mode = a.eval == "full"      ? dgcn::EvalMode::kFullNeighbour

@@ -2,6 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
+#include "graph/parallel.h"
+
 namespace dgcn {
 namespace {
 
@@ -39,6 +43,21 @@ std::vector<CsrTensor> batch_adjacency(const SampledBatch& batch, GcnNorm norm,
   out.reserve(batch.blocks.size());
   for (const Block& block : batch.blocks) out.push_back(block_adjacency(block, degree, num_threads, pinned));
   return out;
+}
+
+void use_global_columns(CsrTensor& a, std::span<const int64_t> n_id, int64_t num_nodes, int num_threads) {
+  TORCH_CHECK(a.indices.device().is_cpu() && a.indices.scalar_type() == at::kInt,
+              "use_global_columns: needs int32 column ids on the CPU");
+  TORCH_CHECK(static_cast<int64_t>(n_id.size()) == a.num_cols, "use_global_columns: ", n_id.size(),
+              " node ids for ", a.num_cols, " columns");
+  TORCH_CHECK(num_nodes <= std::numeric_limits<int32_t>::max(), "use_global_columns: ", num_nodes,
+              " nodes do not fit 32-bit column ids");
+  int32_t* indices = a.indices.data_ptr<int32_t>();
+  parallel_for(a.nnz(), num_threads, [&](int64_t begin, int64_t end, int) {
+    for (int64_t e = begin; e < end; ++e)
+      indices[e] = static_cast<int32_t>(n_id[static_cast<size_t>(indices[e])]);
+  });
+  a.num_cols = num_nodes;
 }
 
 CsrTensor full_rows_adjacency(const Csr& graph, std::span<const int32_t> degree,

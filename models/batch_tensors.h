@@ -30,6 +30,12 @@ std::vector<CsrTensor> batch_adjacency(const SampledBatch& batch, GcnNorm norm,
                                        std::span<const int32_t> full_degree, int num_threads,
                                        bool pinned = false);
 
+// Renumbers the columns of `a` (a block's adjacency, columns = local src ids)
+// to global node ids, n_id[local], so that it multiplies the store's whole
+// feature matrix (num_nodes rows) instead of rows gathered per batch
+// (Note [Input gather] in models/trainer.h). Needs num_nodes < 2^31.
+void use_global_columns(CsrTensor& a, std::span<const int64_t> n_id, int64_t num_nodes, int num_threads);
+
 // The rows `rows` of the full graph, normalized, with global column ids
 // (num_cols = the graph's node count): one chunk of layer-wise inference.
 CsrTensor full_rows_adjacency(const Csr& graph, std::span<const int32_t> degree,

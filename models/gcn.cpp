@@ -148,11 +148,15 @@ void GCNConvImpl::reset_parameters() {
   if (bias.defined()) bias.zero_();
 }
 
-at::Tensor GCNConvImpl::forward(const CsrTensor& adj, const at::Tensor& x) {
+AggregationOrder GCNConvImpl::order_for(int64_t num_dst, int64_t num_src, int64_t nnz,
+                                        bool input_requires_grad) const {
   const bool training = is_training() && torch::GradMode::is_enabled();
-  const AggregationOrder order = choose_aggregation_order(adj.num_rows, adj.num_cols, adj.nnz(), in_features_,
-                                                          out_features_, training, x.requires_grad());
-  return forward_with(adj, x, order);
+  return choose_aggregation_order(num_dst, num_src, nnz, in_features_, out_features_, training,
+                                  input_requires_grad);
+}
+
+at::Tensor GCNConvImpl::forward(const CsrTensor& adj, const at::Tensor& x) {
+  return forward_with(adj, x, order_for(adj.num_rows, adj.num_cols, adj.nnz(), x.requires_grad()));
 }
 
 at::Tensor GCNConvImpl::forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) {

@@ -58,6 +58,8 @@ class GCNConvImpl : public torch::nn::Module {
   at::Tensor forward(const CsrTensor& adj, const at::Tensor& x);
   // With a fixed order (tests compare the two).
   at::Tensor forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order);
+  // The order forward() takes for a block of this shape in the current mode.
+  AggregationOrder order_for(int64_t num_dst, int64_t num_src, int64_t nnz, bool input_requires_grad) const;
   void reset_parameters();
 
   // The pieces, for layer-wise inference that transforms all rows once and

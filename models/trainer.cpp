@@ -39,12 +39,19 @@ BatchAllocator pinned_batch_allocator() {
   };
 }
 
-LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o) {
+LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o,
+                             bool gather_features = true) {
   LoaderOptions l;
   l.sampler.fanouts = fanouts;
   l.num_workers = o.loader_workers;
   l.queue_depth = o.loader_queue;
+  l.gather_features = gather_features;
   return l;
+}
+
+// Note [Input gather]: whether training batches come without feature rows.
+bool input_from_store(const TrainOptions& o) {
+  return o.input_from_store && !o.device.is_cuda() && o.input_dropout == 0;
 }
 
 // Rows [0, n) of gathered features as a tensor, without a copy; the tensor
@@ -69,7 +76,7 @@ struct Trainer::Impl {
   std::unique_ptr<NeighborLoader> loader;
   std::unique_ptr<NeighborLoader> eval_loader;  // built on first sampled evaluation
   std::unique_ptr<torch::optim::Optimizer> optimizer;
-  at::Tensor features;  // the store's features (no copy), for full-neighbour evaluation
+  at::Tensor features;  // the store's features (no copy): full-neighbour evaluation, Note [Input gather]
 };
 
 Buffer row_normalized_features(const GraphStore& store, int num_threads) {
@@ -149,7 +156,7 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
   } else {
     impl_->optimizer = std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(o.lr));
   }
-  impl_->loader = std::make_unique<NeighborLoader>(store_, loader_options(o.fanouts, o),
+  impl_->loader = std::make_unique<NeighborLoader>(store_, loader_options(o.fanouts, o, !input_from_store(o)),
                                                    o.device.is_cuda() ? pinned_batch_allocator() : nullptr);
   summary_.metric = metric_name(store_.task);
 }
@@ -197,7 +204,8 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     t = Clock::now();
     const SampledBatch& sample = batch->sample;
     std::vector<CsrTensor> adjacency = batch_adjacency(sample, o.norm, store_.degrees(), threads, cuda);
-    at::Tensor x = wrap_features(*batch, store_.num_features);
+    at::Tensor x = input_from_store(o) ? store_input(sample, adjacency.front())
+                                       : wrap_features(*batch, store_.num_features);
     at::Tensor y = targets_from_rows(store_, batch->labels, sample.num_seeds);
     r.other_s += seconds_since(t);
 
@@ -260,6 +268,19 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   summary_.train_s += r.epoch_s;
   summary_.eval_s += r.eval_s;
   return r;
+}
+
+at::Tensor Trainer::store_input(const SampledBatch& sample, CsrTensor& first_block) {
+  const int threads = threads_of(options_);
+  const AggregationOrder order = model_->conv(0)->order_for(first_block.num_rows, first_block.num_cols,
+                                                            first_block.nnz(), /*input_requires_grad=*/false);
+  if (order == AggregationOrder::kAggregateFirst) {
+    use_global_columns(first_block, sample.n_id, store_.num_nodes(), threads);
+    return impl_->features;
+  }
+  const at::Tensor ids = torch::from_blob(const_cast<int64_t*>(sample.n_id.data()),
+                                          {static_cast<int64_t>(sample.n_id.size())}, torch::kLong);
+  return impl_->features.index_select(0, ids);
 }
 
 MetricSums Trainer::sampled_eval(std::span<const int64_t> nodes) {

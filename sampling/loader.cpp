@@ -175,7 +175,7 @@ LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScr
   if (!options_.gather) return out;
 
   const auto rows = static_cast<int64_t>(out.sample.n_id.size());
-  const int64_t f = store_.num_features;
+  const int64_t f = options_.gather_features ? store_.num_features : 0;
   BatchMemory memory = allocator_(rows, f, out.sample.num_seeds, label_bytes_);
   DGCN_CHECK(static_cast<int64_t>(memory.features.size()) >= rows * f,
              "loader: the batch allocator gave {} floats for features, need {} rows x {} features",
@@ -192,7 +192,7 @@ LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScr
 
 void NeighborLoader::gather(const SampledBatch& sample, const BatchMemory& memory) const {
   const std::span<const int64_t> n_id(sample.n_id);
-  if (store_.num_features > 0) {
+  if (options_.gather_features && store_.num_features > 0) {
     gather_float_rows(store_.features.as<float>().data(), store_.num_features, n_id, memory.features.data(),
                       options_.sampler.num_threads);
   }

@@ -53,11 +53,16 @@ struct LoaderOptions {
   int num_workers = 1;     // threads sampling whole batches side by side
   int queue_depth = 4;     // batches sampled ahead of the consumer (>= 1)
   bool gather = true;      // gather features and labels (false: sample only)
+  // With gather: false gathers the seed labels only, LoadedBatch::features
+  // stays empty and the consumer reads feature rows from the store itself
+  // (Note [Input gather] in models/trainer.h).
+  bool gather_features = true;
 };
 
 struct LoadedBatch {
   SampledBatch sample;
-  // Row i holds the features of sample.n_id[i]: [n_id.size() x num_features].
+  // Row i holds the features of sample.n_id[i]: [n_id.size() x num_features]
+  // (empty when LoaderOptions::gather_features is false).
   std::span<float> features;
   // One row per seed: an int32 class id (single-label task) or
   // label_row_bytes() bits (multi-label task); empty for Task::kNone.

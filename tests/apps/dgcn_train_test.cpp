@@ -118,6 +118,14 @@ TEST_F(DgcnTrain, RanksOfOneMachineMapOneSharedCache) {
   EXPECT_EQ(caches, 1) << "one decompressed cache for both ranks";
 }
 
+TEST_F(DgcnTrain, FirstLayerReadingTheStoreEqualsGatheringInTheLoader) {
+  // Note [Input gather], through the app: two ranks on the shared mapping.
+  json from_store = summary_of(train("--epochs 2 --nproc-per-node 2"));
+  json gathered = summary_of(train("--epochs 2 --nproc-per-node 2 --gather-in-loader"));
+  EXPECT_EQ(from_store["param_digest"], gathered["param_digest"]);
+  EXPECT_EQ(from_store["test_acc"], gathered["test_acc"]);
+}
+
 TEST(DgcnTrainSynthetic, AGcnClearlyBeatsAFeaturesOnlyModelOnTheTinyPreset) {
   // The synthetic generator hides part of the label in the neighbourhood
   // (misleading nodes: features of another class, edges true to their own),

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -30,8 +31,13 @@ namespace {
 
 using json = nlohmann::json;
 
+// Written aside and renamed into place: the launcher may kill this rank at
+// any moment once a peer has failed, and a half-written file would read as
+// a broken result instead of none.
 void write_result(const std::string& dir, int rank, const json& result) {
-  std::ofstream(dir + "/rank" + std::to_string(rank) + ".json") << result.dump(1) << "\n";
+  const std::string path = dir + "/rank" + std::to_string(rank) + ".json";
+  std::ofstream(path + ".part") << result.dump(1) << "\n";
+  std::filesystem::rename(path + ".part", path);
 }
 
 std::string digest_of(const std::vector<at::Tensor>& tensors) {

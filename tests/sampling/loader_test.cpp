@@ -87,6 +87,24 @@ TEST(Loader, HandsOutTheSampledBatchesInOrderWithTheirRows) {
   }
 }
 
+TEST(Loader, GathersOnlyLabelsWhenAskedNotToGatherFeatures) {
+  GraphStore store = test_store();
+  NeighborLoader loader(store, {.sampler = {.fanouts = {4, 3}}, .gather_features = false});
+  loader.start_epoch(plan_epoch(store.train_nodes(), {.seed = 3, .batch_size = 50}));
+  int64_t batches = 0;
+  while (auto batch = loader.next()) {
+    EXPECT_TRUE(batch->features.empty());
+    ASSERT_EQ(batch->labels.size(), static_cast<size_t>(batch->sample.num_seeds) * 4);
+    for (int64_t i = 0; i < batch->sample.num_seeds; ++i) {
+      int32_t label;
+      std::memcpy(&label, batch->labels.data() + i * 4, 4);
+      ASSERT_EQ(label, store.label(batch->sample.n_id[i])) << "seed " << i;
+    }
+    ++batches;
+  }
+  EXPECT_GT(batches, 10);
+}
+
 TEST(Loader, SameBatchesForAnyWorkerCountAndAcrossEpochs) {
   GraphStore store = test_store();
   auto run = [&](int workers, int threads_per_batch, bool recycle = false) {
