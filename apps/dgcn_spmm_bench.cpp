@@ -112,6 +112,20 @@ int64_t distinct_columns(const dgcn::CsrTensor& a) {
   return n;
 }
 
+// Bytes of the 64-byte lines that hold x's row of every entry (x's rows
+// start at `x_base` with `row_bytes` between them): a 400-byte row spans 7.
+double gathered_line_bytes(const dgcn::CsrTensor& a, uintptr_t x_base, int64_t row_bytes) {
+  const auto idx = a.indices.to(torch::kCPU).to(torch::kLong);
+  const int64_t* p = idx.data_ptr<int64_t>();
+  double bytes = 0;
+  for (int64_t e = 0; e < idx.numel(); ++e) {
+    const uintptr_t begin = x_base + static_cast<uintptr_t>(p[e] * row_bytes);
+    const uintptr_t end = begin + static_cast<uintptr_t>(row_bytes);
+    bytes += static_cast<double>(((end + 63) / 64 - begin / 64) * 64);
+  }
+  return bytes;
+}
+
 void sync(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
@@ -279,6 +293,12 @@ int main(int argc, char** argv) {
                               static_cast<double>(distinct) * fb + static_cast<double>(rows) * fb;
     // Bytes it streams through the cache hierarchy: one x row per entry.
     const double gathered = compulsory - static_cast<double>(distinct) * fb + static_cast<double>(nnz) * fb;
+    // Lines moved if no x row stays in cache between its uses: whole lines of
+    // every entry's row, y written and read for ownership (ordinary stores).
+    // Rows served from cache move nothing, so this bounds the traffic from above.
+    const double line_traffic = gathered_line_bytes(host, reinterpret_cast<uintptr_t>(x.data_ptr()), f * 4) +
+                                2.0 * rows * fb + static_cast<double>(rows + 1) * 8 +
+                                static_cast<double>(nnz) * 8;
     const double triad_gbs = 3.0 * 4 * static_cast<double>(n) / triad.s / 1e9;
     const double copy_gbs = 2.0 * 4 * static_cast<double>(n) / copy.s / 1e9;
     const double spmm_gbs = compulsory / forward.s / 1e9;
@@ -303,6 +323,8 @@ int main(int argc, char** argv) {
          {{"ms", forward.s * 1e3},
           {"compulsory_gbs", spmm_gbs},
           {"gathered_gbs", gathered / forward.s / 1e9},
+          {"line_traffic_gbs", line_traffic / forward.s / 1e9},
+          {"line_traffic_fraction_of_copy", line_traffic / forward.s / 1e9 / copy_gbs},
           {"fraction_of_triad", spmm_gbs / triad_gbs},
           {"fraction_of_copy", spmm_gbs / copy_gbs}}},
         {"backward",
