@@ -93,8 +93,8 @@ struct TrainOptions {
   int compute_threads = 0;  // intra-op threads (0: LibTorch's default)
   int loader_workers = 1;   // sampling threads working ahead of the trainer
   int loader_queue = 4;     // batches sampled ahead
-  bool input_from_store =
-      true;  // CPU: the first layer reads the store's rows, no per-batch gather (Note [Input gather])
+  // CPU: the first layer reads the store's rows, no per-batch gather (Note [Input gather]).
+  bool input_from_store = true;
   EvalMode eval_mode = EvalMode::kFullNeighbour;
   std::vector<int64_t> eval_fanouts;  // sampled evaluation (empty: the training fanouts)
   int64_t eval_batch_size = 4096;
