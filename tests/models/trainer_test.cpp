@@ -44,27 +44,28 @@ TEST(Trainer, LearnsAndBeatsChance) {
   EXPECT_EQ(t.curve().size(), 15u);
 }
 
+// The param_digest after training epochs 0 and 1 with `o`.
+std::string digest_after_two_epochs(const GraphStore& s, TrainOptions o) {
+  o.epochs = 2;
+  Trainer t(s, o);
+  t.train_epoch(0);
+  t.train_epoch(1);
+  return t.summary().param_digest;
+}
+
 TEST(Trainer, SameSeedSameModelWhateverTheThreads) {
   const GraphStore s = community_store();
   std::vector<std::string> digests;
   for (int threads : {1, 2}) {
     TrainOptions o = small_options();
-    o.epochs = 2;
     o.compute_threads = threads;
     o.loader_workers = threads;
-    Trainer t(s, o);
-    t.train_epoch(0);
-    t.train_epoch(1);
-    digests.push_back(t.summary().param_digest);
+    digests.push_back(digest_after_two_epochs(s, o));
   }
   EXPECT_EQ(digests[0], digests[1]);
   TrainOptions o = small_options();
-  o.epochs = 2;
   o.seed = 2;
-  Trainer other(s, o);
-  other.train_epoch(0);
-  other.train_epoch(1);
-  EXPECT_NE(other.summary().param_digest, digests[0]);
+  EXPECT_NE(digest_after_two_epochs(s, o), digests[0]);
 }
 
 // Note [Input gather]: reading the first layer's rows from the store instead
@@ -76,13 +77,9 @@ TEST(Trainer, StoreInputTrainsTheSameModelAsGatheredRows) {
     std::vector<std::string> digests;
     for (bool from_store : {false, true}) {
       TrainOptions o = small_options();
-      o.epochs = 2;
       o.hidden = hidden;
       o.input_from_store = from_store;
-      Trainer t(s, o);
-      t.train_epoch(0);
-      t.train_epoch(1);
-      digests.push_back(t.summary().param_digest);
+      digests.push_back(digest_after_two_epochs(s, o));
     }
     EXPECT_EQ(digests[0], digests[1]) << "hidden " << hidden;
   }
