@@ -8,10 +8,11 @@
 
 #include <iostream>
 
+#include "base/error.h"
 #include "datasets/mnist_idx.h"
 #include "distributed/launcher.h"
-#include "distributed/mnist_train.h"
 #include "distributed/process_group.h"
+#include "train/mnist.h"
 
 int main(int argc, char** argv) {
   using namespace dgcn;
@@ -48,6 +49,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
   add_launch_flags(app, launch);
   CLI11_PARSE(app, argc, argv);
+  if (options.resume && options.checkpoint_dir.empty()) {
+    spdlog::error("--resume needs --checkpoint DIR (the folder to resume from)");
+    return 1;
+  }
 
   try {
     if (auto code = launch_if_requested(launch, argc, argv)) return *code;
@@ -56,7 +61,13 @@ int main(int argc, char** argv) {
     c10::Device device = device_name == "cuda"
                              ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank))
                              : c10::Device(c10::kCPU);
-    auto group = ProcessGroup::create(env, {parse_backend(backend, device), launch.timeout});
+    CommBackend comm;
+    try {
+      comm = parse_backend(backend, device);
+    } catch (const c10::Error& e) {
+      throw Error(fmt::format("--backend {}: {}", backend, e.what_without_backtrace()));
+    }
+    auto group = ProcessGroup::create(env, {comm, launch.timeout});
     spdlog::info("{} over {}; reading {}", env.describe(), backend_name(group->backend()), data_dir);
     MnistData data = read_mnist_dir(data_dir);
 

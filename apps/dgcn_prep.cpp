@@ -9,8 +9,9 @@
 #include <cstdio>
 #include <exception>
 
+#include "apps/flag_names.h"
 #include "apps/prep/prep.h"
-#include "graph/error.h"
+#include "base/error.h"
 
 int main(int argc, char** argv) {
   // stdout carries the JSON results; the log goes to stderr.
@@ -38,7 +39,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a usage error is 2
   } catch (const dgcn::Error& e) {
-    std::fprintf(stderr, "dgcn-prep: error: %s\n", e.what());
+    // The readers name their arguments; these are the flags that set them.
+    const std::string message = dgcn::app::with_flag_names(
+        e.what(),
+        {{"num_classes", "--num-classes"}, {"num_nodes", "--num-nodes"}, {"split spec", "--split"}});
+    std::fprintf(stderr, "dgcn-prep: error: %s\n", message.c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dgcn-prep: error: %s\n", e.what());

@@ -11,9 +11,9 @@
 #include <exception>
 #include <iostream>
 
-#include "graph/error.h"
+#include "base/error.h"
+#include "bench/sampler_bench.h"
 #include "graph/gcn_format.h"
-#include "sampling/sampler_bench.h"
 
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_st("dgcn-sampler-bench"));

@@ -1,13 +1,9 @@
 // dgcn-train: trains a GCN on a .gcn store with sampled mini-batches
-// (models/trainer.h), on one process or N ranks (distributed/gcn_train.h):
+// (train/gcn_trainer.h), on one process or N ranks (train/gcn_run.h):
 // --nproc-per-node N starts the local ranks (distributed/launcher.h), or
 // torchrun / an srun wrapper sets RANK and friends. Rank 0 writes one JSON
 // line per epoch to --metrics-out, the plot and the JSON summary line on
 // stdout; progress goes to stderr.
-//
-// Test hook (kill-a-rank tests only): DGCN_TEST_KILL_RANK=R:E makes rank R
-// kill itself with SIGKILL when epoch E (0-based) has ended, as a crashed
-// rank would die.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -16,8 +12,6 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,17 +20,16 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
+#include "base/error.h"
+#include "base/parallel.h"
 #include "datasets/synthetic.h"
-#include "distributed/gcn_train.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
-#include "graph/error.h"
 #include "graph/gcn_format.h"
-#include "graph/parallel.h"
 #include "models/cpu_allocator.h"
 #include "models/spmm.h"
+#include "train/gcn_run.h"
+#include "train/omp_waits.h"
 
 namespace {
 
@@ -52,21 +45,9 @@ struct AppOptions {
   std::string cache_dir;
   std::string metrics_out;
   std::string plot;
+  std::string optimizer = "adam";
   double cpu_cache_gb = 4;
 };
-
-// DGCN_TEST_KILL_RANK=R:E (see the top of this file): the epoch at whose end
-// this rank dies, or -1.
-int64_t kill_epoch_for(int rank) {
-  const char* spec = std::getenv("DGCN_TEST_KILL_RANK");
-  if (spec == nullptr) return -1;
-  int r = -1;
-  long long e = -1;
-  if (std::sscanf(spec, "%d:%lld", &r, &e) != 2 || r < 0 || e < 0) {
-    throw dgcn::Error(fmt::format("DGCN_TEST_KILL_RANK='{}': expected RANK:EPOCH, e.g. 1:0", spec));
-  }
-  return r == rank ? e : -1;
-}
 
 // --metrics-out: lines appear in FILE.tmp as epochs finish; renamed to FILE at
 // the end, so FILE only ever holds a complete run.
@@ -105,23 +86,8 @@ nlohmann::json epoch_json(const dgcn::EpochReport& r, const std::string& metric)
 
 }  // namespace
 
-// Note [Passive OpenMP waits]
-// LibTorch's OpenMP threads spin after each parallel region (libgomp's
-// default). Training shares the two cores with the sampler's worker thread,
-// which the spinning threads starve: a products epoch ([15,10,5], batch
-// 1024, classic model, 2 cores) took 43.9 s with spinning and 36.8 s with
-// OMP_WAIT_POLICY=PASSIVE. libgomp reads the variable when it is loaded,
-// before main, so when the user has not chosen a policy the process sets it
-// and re-executes itself once (ranks started by the launcher inherit it).
-void reexec_with_passive_omp_waits(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  ::execv("/proc/self/exe", argv);
-  // execv returned: keep going with the default policy.
-}
-
 int main(int argc, char** argv) {
-  reexec_with_passive_omp_waits(argv);
+  dgcn::reexec_with_passive_omp_waits(argv);  // Note [Passive OpenMP waits]
   AppOptions a;
   dgcn::TrainOptions o;
   int threads = 0;
@@ -151,8 +117,8 @@ int main(int argc, char** argv) {
   app.add_option("--hidden", o.hidden, "Hidden features of every GCN layer (default 128)")
       ->check(CLI::PositiveNumber);
   app.add_option("--epochs", o.epochs, "Epochs to train (default 10)")->check(CLI::NonNegativeNumber);
-  app.add_option("--lr", o.lr, "Learning rate (default 0.01)")->check(CLI::PositiveNumber);
-  app.add_option("--weight-decay", o.weight_decay, "L2 weight decay on every parameter (default 0)")
+  app.add_option("--lr", o.optimizer.lr, "Learning rate (default 0.01)")->check(CLI::PositiveNumber);
+  app.add_option("--weight-decay", o.optimizer.weight_decay, "L2 weight decay on every parameter (default 0)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--weight-decay-first-layer-only", o.weight_decay_first_layer_only,
                "Apply --weight-decay to the first GCN layer only (Kipf & Welling's Cora setup)");
@@ -161,9 +127,10 @@ int main(int argc, char** argv) {
   app.add_option("--input-dropout", o.input_dropout,
                  "Dropout on the input features (default 0; Kipf & Welling's Cora setup uses 0.5)")
       ->check(CLI::Range(0.0, 0.99));
-  app.add_option("--optimizer", o.optimizer, "adam or sgd (default adam)")
+  app.add_option("--optimizer", a.optimizer, "adam or sgd (default adam)")
       ->check(CLI::IsMember({"adam", "sgd"}));
-  app.add_option("--momentum", o.momentum, "SGD momentum (default 0)")->check(CLI::NonNegativeNumber);
+  app.add_option("--momentum", o.optimizer.momentum, "SGD momentum (default 0)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option(
          "--head", a.head,
          "none: the last GCN layer outputs the classes; linear: every GCN layer outputs --hidden and a "
@@ -223,11 +190,14 @@ int main(int argc, char** argv) {
   // stdout carries the JSON result only; logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-train"));
 
+  if (run.resume && run.checkpoint_dir.empty()) {
+    std::cerr << "dgcn-train: --resume needs --checkpoint DIR (the folder to resume from)\n";
+    return 1;
+  }
   try {
     if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
     const dgcn::RankEnv env = dgcn::rank_env_from_process();
     if (env.world_size > 1) spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
-    const int64_t kill_epoch = kill_epoch_for(env.rank);
     const auto start = std::chrono::steady_clock::now();
     dgcn::install_caching_cpu_allocator(static_cast<size_t>(a.cpu_cache_gb * (1 << 30)));
     if (threads == 0) {
@@ -240,6 +210,7 @@ int main(int argc, char** argv) {
     o.compute_threads = threads;
     o.input_from_store = !gather_in_loader;
     o.linear_head = a.head == "linear";
+    o.optimizer.kind = dgcn::parse_optimizer(a.optimizer);
     o.norm = dgcn::parse_gcn_norm(a.norm);
     o.eval_mode = a.eval == "full"      ? dgcn::EvalMode::kFullNeighbour
                   : a.eval == "sampled" ? dgcn::EvalMode::kSampled
@@ -251,7 +222,13 @@ int main(int argc, char** argv) {
       }
       o.device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(env.local_rank));
     }
-    auto group = dgcn::ProcessGroup::create(env, {dgcn::parse_backend(a.backend, o.device), launch.timeout});
+    dgcn::CommBackend backend;
+    try {
+      backend = dgcn::parse_backend(a.backend, o.device);
+    } catch (const c10::Error& e) {
+      throw dgcn::Error(fmt::format("--backend {}: {}", a.backend, e.what_without_backtrace()));
+    }
+    auto group = dgcn::ProcessGroup::create(env, {backend, launch.timeout});
     const bool rank0 = group->rank() == 0;
     if (env.world_size > 1) spdlog::info("{} over {}", env.describe(), dgcn::backend_name(group->backend()));
 
@@ -280,10 +257,6 @@ int main(int argc, char** argv) {
     std::vector<dgcn::CurvePoint> curve;
     const dgcn::GcnRunSummary run_summary =
         dgcn::train_gcn(store, o, run, *group, [&](const dgcn::EpochReport& r, const dgcn::Trainer& trainer) {
-          if (r.epoch == kill_epoch) {
-            spdlog::warn("DGCN_TEST_KILL_RANK: killing rank {} after epoch {}", env.rank, r.epoch);
-            std::raise(SIGKILL);
-          }
           if (!rank0) return;
           curve = trainer.curve();
           metrics.write(epoch_json(r, metric));

@@ -4,8 +4,8 @@
 
 #include <vector>
 
+#include "base/error.h"
 #include "datasets/line_chunks.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 

@@ -6,9 +6,10 @@
 #include <mutex>
 #include <vector>
 
+#include "base/error.h"
+#include "base/mutex.h"
 #include "datasets/csv.h"
 #include "datasets/store_assembly.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 
@@ -47,8 +48,10 @@ GraphStore read_edgelist(const EdgeListOptions& options) {
   const std::string& path = options.file;
   const int64_t limit = options.num_nodes > 0 ? options.num_nodes : INT64_MAX;
 
-  std::mutex mutex;
-  std::vector<ChunkEdges> parts;  // by chunk index; guarded by `mutex`
+  struct {
+    Mutex mutex;
+    std::vector<ChunkEdges> parts GUARDED_BY(mutex);  // by chunk index
+  } shared;
   StreamStats stats = stream_line_chunks(
       path, threads,
       [&](const LineChunk& chunk) {
@@ -66,17 +69,23 @@ GraphStore read_edgelist(const EdgeListOptions& options) {
                      quote_value(a));
           DGCN_CHECK(parse_number(b, d) && d >= 0, "{}: line {}: destination {} is not a node id", path, line,
                      quote_value(b));
-          DGCN_CHECK(s < limit && d < limit, "{}: line {}: node id {} is not below --num-nodes {}", path,
-                     line, std::max(s, d), limit);
+          DGCN_CHECK(s < limit && d < limit, "{}: line {}: node id {} is not below num_nodes {}", path, line,
+                     std::max(s, d), limit);
           edges.src.push_back(s);
           edges.dst.push_back(d);
           edges.max_id = std::max({edges.max_id, s, d});
         });
-        std::lock_guard<std::mutex> lock(mutex);
+        MutexLock lock(&shared.mutex);
+        auto& parts = shared.parts;
         if (parts.size() <= static_cast<size_t>(chunk.index)) parts.resize(chunk.index + 1);
         parts[chunk.index] = std::move(edges);
       },
       options.chunk_bytes);
+  std::vector<ChunkEdges> parts;
+  {
+    MutexLock lock(&shared.mutex);  // the parsing threads have joined
+    parts = std::move(shared.parts);
+  }
 
   // Concatenate in file order, releasing each part as it is copied.
   size_t total = 0;

@@ -13,12 +13,12 @@
 #include <memory>
 #include <vector>
 
+#include "base/error.h"
 #include "datasets/csv.h"
 #include "datasets/npy.h"
 #include "datasets/npz.h"
 #include "datasets/sparse_matrix.h"
 #include "datasets/store_assembly.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 
@@ -144,7 +144,7 @@ class ClassMapHandler : public nlohmann::json_sax<Json> {
     DGCN_CHECK(v >= 0 && v == std::floor(v) && v < 2147483647.0, "{}: node {}: class {} is not a class id",
                path_, node_, text);
     DGCN_CHECK(num_classes_ <= 0 || v < static_cast<double>(num_classes_),
-               "{}: node {}: class {} is not below --num-classes {}", path_, node_, text, num_classes_);
+               "{}: node {}: class {} is not below num_classes {}", path_, node_, text, num_classes_);
     single_[node_] = static_cast<int32_t>(v);
     max_label_ = std::max(max_label_, static_cast<int64_t>(v));
     return true;

@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "graph/error.h"
+#include "base/error.h"
+#include "base/mutex.h"
 
 namespace dgcn::datasets {
 
@@ -137,28 +136,30 @@ StreamStats stream_line_chunks(const std::string& path, int num_threads,
   // Chunks alive at once: `capacity` queued + one per worker + one being filled.
   const size_t capacity = static_cast<size_t>(workers) + 2;
 
-  std::mutex mutex;
-  std::condition_variable not_empty, not_full;
-  // Guarded by `mutex`:
-  std::deque<std::unique_ptr<LineChunk>> queue;   // filled, waiting for a worker
-  std::vector<std::unique_ptr<LineChunk>> spare;  // parsed, storage reused by the reader
-  bool reader_done = false;
-  bool stop = false;
-  int64_t error_index = INT64_MAX;
-  std::exception_ptr error;
+  // What the reader (this thread) and the parsing workers share.
+  struct Shared {
+    Mutex mutex;
+    CondVar not_empty{&mutex}, not_full{&mutex};
+    std::deque<std::unique_ptr<LineChunk>> queue GUARDED_BY(mutex);   // filled, waiting for a worker
+    std::vector<std::unique_ptr<LineChunk>> spare GUARDED_BY(mutex);  // parsed, storage reused by the reader
+    bool reader_done GUARDED_BY(mutex) = false;
+    bool stop GUARDED_BY(mutex) = false;
+    int64_t error_index GUARDED_BY(mutex) = INT64_MAX;
+    std::exception_ptr error GUARDED_BY(mutex);
+  } shared;
 
   // Chunks are dequeued in file order, so when chunk i fails every chunk
   // before it has already been taken by a worker and will finish: keeping the
   // error of the smallest index reports the first bad line whatever the timing.
   auto record_error = [&](int64_t index, std::exception_ptr e) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (index < error_index) {
-      error_index = index;
-      error = std::move(e);
+    MutexLock lock(&shared.mutex);
+    if (index < shared.error_index) {
+      shared.error_index = index;
+      shared.error = std::move(e);
     }
-    stop = true;
-    not_empty.notify_all();
-    not_full.notify_all();
+    shared.stop = true;
+    shared.not_empty.signal_all();
+    shared.not_full.signal_all();
   };
 
   std::vector<std::thread> pool;
@@ -168,20 +169,20 @@ StreamStats stream_line_chunks(const std::string& path, int num_threads,
       for (;;) {
         std::unique_ptr<LineChunk> chunk;
         {
-          std::unique_lock<std::mutex> lock(mutex);
-          not_empty.wait(lock, [&] { return !queue.empty() || reader_done || stop; });
-          if (stop || queue.empty()) return;
-          chunk = std::move(queue.front());
-          queue.pop_front();
+          MutexLock lock(&shared.mutex);
+          while (shared.queue.empty() && !shared.reader_done && !shared.stop) shared.not_empty.wait();
+          if (shared.stop || shared.queue.empty()) return;
+          chunk = std::move(shared.queue.front());
+          shared.queue.pop_front();
         }
-        not_full.notify_one();
+        shared.not_full.signal();
         try {
           parse(*chunk);
         } catch (...) {
           record_error(chunk->index, std::current_exception());
         }
-        std::lock_guard<std::mutex> lock(mutex);
-        spare.push_back(std::move(chunk));
+        MutexLock lock(&shared.mutex);
+        shared.spare.push_back(std::move(chunk));
       }
     });
   }
@@ -190,32 +191,35 @@ StreamStats stream_line_chunks(const std::string& path, int num_threads,
     for (;;) {
       std::unique_ptr<LineChunk> chunk;
       {
-        std::unique_lock<std::mutex> lock(mutex);
-        not_full.wait(lock, [&] { return queue.size() < capacity || stop; });
-        if (stop) break;
-        if (!spare.empty()) {
-          chunk = std::move(spare.back());
-          spare.pop_back();
+        MutexLock lock(&shared.mutex);
+        while (shared.queue.size() >= capacity && !shared.stop) shared.not_full.wait();
+        if (shared.stop) break;
+        if (!shared.spare.empty()) {
+          chunk = std::move(shared.spare.back());
+          shared.spare.pop_back();
         }
       }
       if (!chunk) chunk = std::make_unique<LineChunk>();
       if (!reader.next(*chunk)) break;
       {
-        std::lock_guard<std::mutex> lock(mutex);
-        queue.push_back(std::move(chunk));
+        MutexLock lock(&shared.mutex);
+        shared.queue.push_back(std::move(chunk));
       }
-      not_empty.notify_one();
+      shared.not_empty.signal();
     }
   } catch (...) {
     record_error(INT64_MAX - 1, std::current_exception());
   }
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    reader_done = true;
+    MutexLock lock(&shared.mutex);
+    shared.reader_done = true;
   }
-  not_empty.notify_all();
+  shared.not_empty.signal_all();
   for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
+  {
+    MutexLock lock(&shared.mutex);
+    if (shared.error) std::rethrow_exception(shared.error);
+  }
 
   StreamStats stats;
   stats.lines = reader.lines();

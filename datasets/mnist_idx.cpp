@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "graph/error.h"
+#include "base/error.h"
 
 namespace dgcn {
 namespace {

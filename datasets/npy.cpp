@@ -11,8 +11,8 @@
 #include <memory>
 #include <string_view>
 
+#include "base/error.h"
 #include "datasets/csv.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/buffer.h"
+#include "base/buffer.h"
 
 namespace dgcn::datasets {
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/error.h"
 #include "datasets/npz.h"
 #include "datasets/sparse_matrix.h"
 #include "datasets/store_assembly.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 
@@ -49,8 +49,8 @@ void read_labels(const NpzArchive& npz, int64_t n, int64_t num_classes, GraphSto
   for (size_t v = 0; v < values.size(); ++v) {
     DGCN_CHECK(values[v] >= -1 && values[v] < INT32_MAX, "{}: labels[{}] is {}, expected a class id or -1",
                path, v, values[v]);
-    DGCN_CHECK(num_classes <= 0 || values[v] < num_classes,
-               "{}: labels[{}] is {}, not below --num-classes {}", path, v, values[v], num_classes);
+    DGCN_CHECK(num_classes <= 0 || values[v] < num_classes, "{}: labels[{}] is {}, not below num_classes {}",
+               path, v, values[v], num_classes);
     labels[v] = static_cast<int32_t>(values[v]);
     max_label = std::max(max_label, values[v]);
   }

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/error.h"
 #include "datasets/csv.h"
 #include "datasets/store_assembly.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 
@@ -140,7 +140,7 @@ std::vector<int32_t> read_labels(const std::string& path, int64_t n, int64_t num
       DGCN_CHECK(label >= 0 && label < INT32_MAX,
                  "{}: line {}: label {} is not a class id (a non-negative integer)", path, line, label);
     }
-    DGCN_CHECK(num_classes <= 0 || label < num_classes, "{}: line {}: label {} is not below --num-classes {}",
+    DGCN_CHECK(num_classes <= 0 || label < num_classes, "{}: line {}: label {} is not below num_classes {}",
                path, line, label, num_classes);
     labels[row] = static_cast<int32_t>(label);
     int64_t cur = max_seen.load(std::memory_order_relaxed);

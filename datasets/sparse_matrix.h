@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/buffer.h"
 #include "datasets/npz.h"
-#include "graph/buffer.h"
 
 namespace dgcn::datasets {
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "base/error.h"
 #include "datasets/csv.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 
@@ -74,13 +74,13 @@ SplitSpec parse_split_spec(const std::string& text) {
   if (text == "none") return spec;
   if (text.starts_with("ratio:")) {
     auto parts = split_on(text.substr(6), ',');
-    DGCN_CHECK(parts.size() == 3, "--split '{}': {}", text, kForms);
+    DGCN_CHECK(parts.size() == 3, "split spec '{}': {}", text, kForms);
     double r[3];
     for (int i = 0; i < 3; ++i) {
       DGCN_CHECK(parse_number(std::string_view(parts[i]), r[i]) && r[i] >= 0 && r[i] <= 1,
-                 "--split '{}': ratio '{}' is not a number in [0, 1]", text, parts[i]);
+                 "split spec '{}': ratio '{}' is not a number in [0, 1]", text, parts[i]);
     }
-    DGCN_CHECK(r[0] + r[1] + r[2] <= 1 + 1e-9, "--split '{}': ratios add up to {}, more than 1", text,
+    DGCN_CHECK(r[0] + r[1] + r[2] <= 1 + 1e-9, "split spec '{}': ratios add up to {}, more than 1", text,
                r[0] + r[1] + r[2]);
     spec.kind = SplitSpec::kRatio;
     spec.train_ratio = r[0];
@@ -89,13 +89,13 @@ SplitSpec parse_split_spec(const std::string& text) {
     return spec;
   }
   auto parts = split_on(text, ',');
-  DGCN_CHECK(parts.size() == 3, "--split '{}': {}", text, kForms);
+  DGCN_CHECK(parts.size() == 3, "split spec '{}': {}", text, kForms);
   const char* names[] = {"per-class:", "valid:", "test:"};
   int64_t values[3];
   for (int i = 0; i < 3; ++i) {
-    DGCN_CHECK(parts[i].starts_with(names[i]), "--split '{}': {}", text, kForms);
+    DGCN_CHECK(parts[i].starts_with(names[i]), "split spec '{}': {}", text, kForms);
     std::string_view number = std::string_view(parts[i]).substr(std::string_view(names[i]).size());
-    DGCN_CHECK(parse_number(number, values[i]) && values[i] >= 0, "--split '{}': '{}' is not a count >= 0",
+    DGCN_CHECK(parse_number(number, values[i]) && values[i] >= 0, "split spec '{}': '{}' is not a count >= 0",
                text, number);
   }
   spec.kind = SplitSpec::kPerClass;
@@ -120,7 +120,7 @@ Splits make_splits(const SplitSpec& spec, int64_t num_nodes, std::span<const int
 
   if (spec.kind == SplitSpec::kPerClass) {
     DGCN_CHECK(!labels.empty() && num_classes > 0,
-               "--split {}: needs single-label classes, this graph has none", spec.to_string());
+               "split spec {}: needs single-label classes, this graph has none", spec.to_string());
     std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(num_classes));
     for (int64_t v : pool) {
       DGCN_CHECK(labels[v] < num_classes, "split: label of node {} is {}, not below {} classes", v, labels[v],
@@ -131,7 +131,7 @@ Splits make_splits(const SplitSpec& spec, int64_t num_nodes, std::span<const int
     for (int64_t c = 0; c < num_classes; ++c) {
       auto& members = by_class[c];
       DGCN_CHECK(static_cast<int64_t>(members.size()) >= spec.per_class,
-                 "--split {}: class {} has {} labelled nodes, fewer than the {} per class asked for",
+                 "split spec {}: class {} has {} labelled nodes, fewer than the {} per class asked for",
                  spec.to_string(), c, members.size(), spec.per_class);
       shuffle(members, rng);
       for (int64_t i = 0; i < spec.per_class; ++i) {
@@ -145,7 +145,7 @@ Splits make_splits(const SplitSpec& spec, int64_t num_nodes, std::span<const int
     }
     DGCN_CHECK(
         spec.valid + spec.test <= static_cast<int64_t>(rest.size()),
-        "--split {}: {} valid + {} test nodes asked for, but only {} labelled nodes are left after train",
+        "split spec {}: {} valid + {} test nodes asked for, but only {} labelled nodes are left after train",
         spec.to_string(), spec.valid, spec.test, rest.size());
     shuffle(rest, rng);
     out.valid.assign(rest.begin(), rest.begin() + spec.valid);

@@ -1,6 +1,6 @@
 #include "datasets/store_assembly.h"
 
-#include "graph/parallel.h"
+#include "base/parallel.h"
 
 namespace dgcn::datasets {
 

@@ -11,11 +11,11 @@
 #include <span>
 #include <vector>
 
+#include "base/error.h"
+#include "base/parallel.h"
+#include "base/random.h"
 #include "datasets/splits.h"
 #include "datasets/store_assembly.h"
-#include "graph/error.h"
-#include "graph/parallel.h"
-#include "graph/random.h"
 
 namespace dgcn::datasets {
 

@@ -30,7 +30,7 @@
 //   - random train/valid/test splits of the given fractions.
 //
 // Every random draw comes from a counter-based stream keyed by (seed, stream,
-// chunk) (graph/random.h) over fixed-size chunks, so the store is bit-identical
+// chunk) (base/random.h) over fixed-size chunks, so the store is bit-identical
 // for any thread count.
 #pragma once
 

@@ -1,6 +1,6 @@
 #include "distributed/buckets.h"
 
-#include "graph/error.h"
+#include "base/error.h"
 
 namespace dgcn {
 

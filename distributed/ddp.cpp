@@ -138,7 +138,7 @@ void DistributedDataParallel::reset_step() {
 }
 
 void DistributedDataParallel::on_gradient_accumulated(int64_t index) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (!sync_enabled_) return;  // Note [Accumulation and no_sync]
   TORCH_CHECK(!ready_[index], "DistributedDataParallel: parameter '", names_[index],
               "' got a second gradient before finish_backward(); call finish_backward() after every "
@@ -178,7 +178,7 @@ void DistributedDataParallel::launch(int64_t index, bool during_backward) {
 }
 
 void DistributedDataParallel::finish_backward() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (!sync_enabled_) return;
   while (next_launch_ < static_cast<int64_t>(buckets_.size()))
     launch(next_launch_++, /*during_backward=*/false);
@@ -210,12 +210,12 @@ void DistributedDataParallel::backward(const at::Tensor& loss) {
 }
 
 DistributedDataParallel::Stats DistributedDataParallel::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return stats_;
 }
 
 DistributedDataParallel::NoSync::NoSync(DistributedDataParallel& ddp) : ddp_(ddp) {
-  std::lock_guard<std::mutex> lock(ddp_.mutex_);
+  MutexLock lock(&ddp_.mutex_);
   TORCH_CHECK(
       std::none_of(ddp_.ready_.begin(), ddp_.ready_.end(), [](char r) { return r != 0; }),
       "DistributedDataParallel::no_sync(): entered between a backward pass and its finish_backward()");
@@ -224,7 +224,7 @@ DistributedDataParallel::NoSync::NoSync(DistributedDataParallel& ddp) : ddp_(ddp
 }
 
 DistributedDataParallel::NoSync::~NoSync() {
-  std::lock_guard<std::mutex> lock(ddp_.mutex_);
+  MutexLock lock(&ddp_.mutex_);
   ddp_.sync_enabled_ = previous_;
 }
 

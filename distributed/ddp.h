@@ -50,10 +50,10 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/nn/module.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "distributed/buckets.h"
 #include "distributed/process_group.h"
 
@@ -124,9 +124,9 @@ class DistributedDataParallel {
   // Makes params_[index].grad() the alias of its slot, copying a .grad of its own in.
   void adopt_grad(int64_t index);
   bool grad_is_slot(int64_t index) const;
-  void launch_ready_buckets(bool during_backward);
-  void launch(int64_t bucket, bool during_backward);
-  void reset_step();
+  void launch_ready_buckets(bool during_backward) EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void launch(int64_t bucket, bool during_backward) EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void reset_step() EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   ProcessGroup& group_;
   std::vector<at::Tensor> params_;
@@ -141,12 +141,13 @@ class DistributedDataParallel {
   std::vector<uintptr_t> hook_keys_;
   int64_t used_offset_ = 0;  // where the used flags start in the last bucket
 
-  mutable std::mutex mutex_;  // guards everything below; hooks may run on autograd threads
-  std::vector<Bucket> buckets_;
-  std::vector<char> ready_;  // per parameter: gradient accumulated this step
-  int64_t next_launch_ = 0;
-  bool sync_enabled_ = true;
-  Stats stats_;
+  // Gradient hooks may run on autograd's threads.
+  mutable Mutex mutex_;
+  std::vector<Bucket> buckets_ GUARDED_BY(mutex_);
+  std::vector<char> ready_ GUARDED_BY(mutex_);  // per parameter: gradient accumulated this step
+  int64_t next_launch_ GUARDED_BY(mutex_) = 0;
+  bool sync_enabled_ GUARDED_BY(mutex_) = true;
+  Stats stats_ GUARDED_BY(mutex_);
 };
 
 }  // namespace dgcn

@@ -20,8 +20,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "base/error.h"
 #include "distributed/rank_env.h"
-#include "graph/error.h"
 
 extern char** environ;
 

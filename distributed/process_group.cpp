@@ -55,23 +55,23 @@ CommBackend parse_backend(const std::string& name, const c10::Device& device) {
   } else if (name == "nccl") {
     backend = CommBackend::kNccl;
   } else {
-    TORCH_CHECK(false, "--backend: unknown backend '", name, "' (choose gloo, nccl or auto)");
+    TORCH_CHECK(false, "backend '", name, "' is unknown (choose gloo, nccl or auto)");
   }
 #ifndef USE_C10D_NCCL
   TORCH_CHECK(backend != CommBackend::kNccl,
-              "--backend nccl: this build of dgcn has no NCCL (it needs a CUDA LibTorch and the NCCL "
-              "headers at configure time); use --backend gloo");
+              "backend nccl: this build of dgcn has no NCCL (it needs a CUDA LibTorch and the NCCL "
+              "headers at configure time); use gloo");
 #endif
 #ifndef USE_C10D_GLOO
   TORCH_CHECK(backend != CommBackend::kGloo,
-              "--backend gloo: this build of dgcn has no Gloo (the LibTorch found at configure time ships "
-              "no gloo headers); use --backend nccl");
+              "backend gloo: this build of dgcn has no Gloo (the LibTorch found at configure time ships "
+              "no gloo headers); use nccl");
 #endif
   TORCH_CHECK(backend != CommBackend::kNccl || device.is_cuda(),
-              "--backend nccl needs CUDA tensors, but the training device is ", device.str());
+              "backend nccl needs CUDA tensors, but the training device is ", device.str());
   TORCH_CHECK(backend != CommBackend::kGloo || device.is_cpu(),
-              "--backend gloo: dgcn syncs CPU tensors over Gloo, but the training device is ", device.str(),
-              "; use --backend nccl (or auto)");
+              "backend gloo: dgcn syncs CPU tensors over Gloo, but the training device is ", device.str(),
+              "; use nccl (or auto)");
   return backend;
 }
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "graph/error.h"
+#include "base/error.h"
 
 namespace dgcn {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "graph/parallel.h"
+#include "base/parallel.h"
 
 namespace dgcn {
 

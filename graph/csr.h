@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-#include "graph/buffer.h"
+#include "base/buffer.h"
 
 namespace dgcn {
 

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <vector>
 
-#include "graph/parallel.h"
+#include "base/parallel.h"
 
 namespace dgcn {
 

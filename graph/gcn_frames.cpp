@@ -7,11 +7,12 @@
 #include <chrono>
 #include <mutex>
 
-#include "graph/digest.h"
-#include "graph/error.h"
-#include "graph/file_io.h"
+#include "base/digest.h"
+#include "base/error.h"
+#include "base/file_io.h"
+#include "base/mutex.h"
+#include "base/parallel.h"
 #include "graph/gcn_header.h"
-#include "graph/parallel.h"
 
 namespace dgcn::gcn {
 
@@ -95,9 +96,11 @@ std::vector<FrameFailure> run_frames(const GcnHeader& header, const std::string&
   threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(num_frames, 1))));
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
-  std::mutex mutex;
-  std::vector<FrameFailure> failures;  // guarded by mutex
-  FrameRunStats total;                 // guarded by mutex
+  struct {
+    Mutex mutex;
+    std::vector<FrameFailure> failures GUARDED_BY(mutex);
+    FrameRunStats total GUARDED_BY(mutex);
+  } shared;
   auto t0 = Clock::now();
   parallel_for(threads, threads, [&](int64_t, int64_t, int) {
     FrameWorker worker(header, path);
@@ -108,20 +111,24 @@ std::vector<FrameFailure> run_frames(const GcnHeader& header, const std::string&
       try {
         fn(i, worker);
       } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(mutex);
-        failures.push_back({i, e.what()});
+        MutexLock lock(&shared.mutex);
+        shared.failures.push_back({i, e.what()});
         failed = true;
       }
     }
-    std::lock_guard<std::mutex> lock(mutex);
+    MutexLock lock(&shared.mutex);
+    FrameRunStats& total = shared.total;
     total.read_cpu_seconds += worker.read_seconds;
     total.decompress_cpu_seconds += worker.decompress_seconds;
     total.checksum_cpu_seconds += worker.checksum_seconds;
     total.decompressed_bytes += worker.decompressed_bytes;
     total.checksummed_bytes += worker.checksummed_bytes;
   });
-  total.wall_seconds = since(t0);
-  if (stats != nullptr) *stats = total;
+  // Every thread has joined: the shared state is this thread's alone now.
+  MutexLock lock(&shared.mutex);
+  shared.total.wall_seconds = since(t0);
+  if (stats != nullptr) *stats = shared.total;
+  std::vector<FrameFailure> failures = std::move(shared.failures);
   std::sort(failures.begin(), failures.end(), [](const auto& a, const auto& b) { return a.frame < b.frame; });
   return failures;
 }

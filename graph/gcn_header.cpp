@@ -7,9 +7,9 @@
 #include <climits>
 #include <cstring>
 
-#include "graph/digest.h"
-#include "graph/error.h"
-#include "graph/file_io.h"
+#include "base/digest.h"
+#include "base/error.h"
+#include "base/file_io.h"
 
 static_assert(std::endian::native == std::endian::little, "the .gcn reader assumes a little-endian host");
 

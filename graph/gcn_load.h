@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/file_io.h"
+#include "base/file_io.h"
 #include "graph/gcn_format.h"
 #include "graph/gcn_frames.h"
 

@@ -4,10 +4,10 @@
 
 #include <chrono>
 
-#include "graph/error.h"
+#include "base/error.h"
+#include "base/parallel.h"
 #include "graph/gcn_header.h"
 #include "graph/gcn_load.h"
-#include "graph/parallel.h"
 
 namespace dgcn {
 

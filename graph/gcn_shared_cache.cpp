@@ -7,8 +7,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "graph/digest.h"
-#include "graph/error.h"
+#include "base/atomic_file.h"
+#include "base/digest.h"
+#include "base/error.h"
 #include "graph/gcn_header.h"
 #include "graph/gcn_load.h"
 

@@ -7,12 +7,12 @@
 #include <chrono>
 #include <memory>
 
-#include "graph/digest.h"
-#include "graph/error.h"
-#include "graph/file_io.h"
+#include "base/atomic_file.h"
+#include "base/digest.h"
+#include "base/error.h"
+#include "base/parallel.h"
 #include "graph/gcn_format.h"
 #include "graph/gcn_header.h"
-#include "graph/parallel.h"
 
 namespace dgcn {
 

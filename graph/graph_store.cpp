@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "graph/parallel.h"
+#include "base/parallel.h"
 
 namespace dgcn {
 

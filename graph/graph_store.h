@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "graph/buffer.h"
+#include "base/buffer.h"
 #include "graph/csr.h"
 
 namespace dgcn {

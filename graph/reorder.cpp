@@ -8,8 +8,8 @@
 #include <deque>
 #include <nlohmann/json.hpp>
 
+#include "base/parallel.h"
 #include "graph/boost_adaptor.h"
-#include "graph/parallel.h"
 #include "graph/symmetry.h"
 
 namespace dgcn {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/parallel.h"
 #include "graph/csr_builder.h"
-#include "graph/parallel.h"
 
 namespace dgcn {
 

@@ -1,5 +1,7 @@
 #include "models/cpu_allocator.h"
 
+#include "base/mutex.h"
+
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <sys/mman.h>
@@ -33,13 +35,13 @@ class CachingCpuAllocator final : public c10::Allocator {
   void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
 
   void set_cap(size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     cap_ = bytes;
     trim_locked();
   }
 
   CpuAllocatorStats stats() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     return {true, large_allocations_, reused_, static_cast<int64_t>(mapped_), static_cast<int64_t>(cached_)};
   }
 
@@ -57,7 +59,7 @@ class CachingCpuAllocator final : public c10::Allocator {
 
   LargeBlock* take(size_t n) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       ++large_allocations_;
       // Best fit no larger than n + n/4 (+ one huge page for rounding).
       auto it = free_.lower_bound(n);
@@ -78,7 +80,7 @@ class CachingCpuAllocator final : public c10::Allocator {
       TORCH_CHECK(p != MAP_FAILED, "CPU allocator: out of memory allocating ", n, " bytes");
     }
     madvise(p, bytes, MADV_HUGEPAGE);  // a hint; fine if THP is off
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     mapped_ += bytes;
     return new LargeBlock{p, bytes};
   }
@@ -86,21 +88,21 @@ class CachingCpuAllocator final : public c10::Allocator {
   static void release(void* ctx) {
     auto* block = static_cast<LargeBlock*>(ctx);
     CachingCpuAllocator* self = instance();
-    std::lock_guard<std::mutex> lock(self->mutex_);
+    MutexLock lock(&self->mutex_);
     self->free_.emplace(block->bytes, block);
     self->cached_ += block->bytes;
     self->trim_locked();
   }
 
   void set_cap_temporarily_zero() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     const size_t cap = cap_;
     cap_ = 0;
     trim_locked();
     cap_ = cap;
   }
 
-  void trim_locked() {
+  void trim_locked() EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     while (cached_ > cap_ && !free_.empty()) {
       auto it = std::prev(free_.end());  // the largest
       LargeBlock* b = it->second;
@@ -113,13 +115,13 @@ class CachingCpuAllocator final : public c10::Allocator {
   }
 
   c10::Allocator* fallback_;
-  std::mutex mutex_;
-  std::multimap<size_t, LargeBlock*> free_;  // GUARDED_BY(mutex_)
-  size_t cap_ = 0;                           // GUARDED_BY(mutex_)
-  size_t cached_ = 0;                        // GUARDED_BY(mutex_)
-  size_t mapped_ = 0;                        // GUARDED_BY(mutex_)
-  int64_t large_allocations_ = 0;            // GUARDED_BY(mutex_)
-  int64_t reused_ = 0;                       // GUARDED_BY(mutex_)
+  Mutex mutex_;
+  std::multimap<size_t, LargeBlock*> free_ GUARDED_BY(mutex_);
+  size_t cap_ GUARDED_BY(mutex_) = 0;
+  size_t cached_ GUARDED_BY(mutex_) = 0;
+  size_t mapped_ GUARDED_BY(mutex_) = 0;
+  int64_t large_allocations_ GUARDED_BY(mutex_) = 0;
+  int64_t reused_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace

@@ -27,15 +27,6 @@ namespace dgcn {
 // narrower side is aggregated. The choice counts backward work too: with
 // aggregate-first and an input that needs no gradient (the features) the
 // transposed SpMM disappears, while transform-first always needs it (for W).
-// ReLU followed by dropout with drop probability p (scaling kept elements by
-// 1 / (1 - p)), recorded for autograd. On CPU one fused pass with a
-// counter-based mask that the backward pass recomputes (Note [Counter-based
-// dropout] in cpu/dropout_kernel.h); elsewhere LibTorch's relu and dropout.
-// Not training or p == 0: ReLU only.
-at::Tensor relu_dropout(const at::Tensor& x, double p, bool training);
-// Dropout alone (input features), same scheme.
-at::Tensor dropout_features(const at::Tensor& x, double p, bool training);
-
 enum class AggregationOrder { kAggregateFirst, kTransformFirst };
 const char* aggregation_order_name(AggregationOrder order);  // "aggregate-first", "transform-first"
 
@@ -126,10 +117,5 @@ class GcnImpl : public torch::nn::Module {
   torch::nn::Linear head_{nullptr};
 };
 TORCH_MODULE(Gcn);
-
-// A digest (16 hex digits, XXH3) of every parameter's bytes in registration
-// order: equal digests mean bit-identical models, e.g. on every rank after
-// synchronized training.
-std::string param_digest(const torch::nn::Module& module);
 
 }  // namespace dgcn

@@ -2,8 +2,7 @@
 
 #include <cmath>
 
-#include "graph/error.h"
-#include "graph/parallel.h"
+#include "base/error.h"
 
 namespace dgcn {
 namespace {
@@ -66,7 +65,7 @@ void batch_degrees(const SampledBatch& batch, GcnNorm norm, std::span<const int3
 }
 
 void normalize_block(const Block& block, std::span<const int32_t> src_degree, const NormalizedCsrOut& out,
-                     int num_threads) {
+                     const ChunkLoop& loop) {
   const int64_t rows = block.num_dst;
   DGCN_CHECK(static_cast<int64_t>(block.indptr.size()) == rows + 1,
              "gcn norm: block indptr has {} entries for {} dst nodes", block.indptr.size(), rows);
@@ -78,7 +77,7 @@ void normalize_block(const Block& block, std::span<const int32_t> src_degree, co
              "gcn norm: output arrays sized {}/{}/{}, expected {}/{}/{}", out.indptr.size(),
              out.indices.size(), out.values.size(), rows + 1, normalized_nnz(block), normalized_nnz(block));
   for (int64_t r = 0; r <= rows; ++r) out.indptr[r] = block.indptr[r] + r;
-  parallel_for_chunks(rows, kRowChunk, num_threads, [&](int64_t begin, int64_t end) {
+  loop(rows, kRowChunk, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t e0 = block.indptr[r];
       const int64_t k = block.indptr[r + 1] - e0;
@@ -101,7 +100,7 @@ int64_t full_rows_nnz(const Csr& graph, std::span<const int64_t> rows) {
 }
 
 void normalize_full_rows(const Csr& graph, std::span<const int32_t> degree, std::span<const int64_t> rows,
-                         const NormalizedCsrOut& out, int num_threads) {
+                         const NormalizedCsrOut& out, const ChunkLoop& loop) {
   DGCN_CHECK(graph.num_nodes() <= INT32_MAX, "gcn norm: {} nodes do not fit the int32 ids of full-graph rows",
              graph.num_nodes());
   const auto n = static_cast<int64_t>(rows.size());
@@ -120,7 +119,7 @@ void normalize_full_rows(const Csr& graph, std::span<const int32_t> degree, std:
              "gcn norm: indices/values outputs have {}/{} entries, expected {}", out.indices.size(),
              out.values.size(), out.indptr[n]);
   graph.visit_indices([&](auto indices) {
-    parallel_for_chunks(n, kRowChunk, num_threads, [&](int64_t begin, int64_t end) {
+    loop(n, kRowChunk, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const int64_t v = rows[i];
         const int64_t e0 = ptr[v];

@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 
+#include "base/parallel.h"
 #include "graph/csr.h"
 #include "sampling/sampled_batch.h"
 
@@ -59,11 +60,12 @@ void batch_degrees(const SampledBatch& batch, GcnNorm norm, std::span<const int3
                    std::span<int32_t> out);
 
 // Fills `out` for `block`, whose src node j has degree src_degree[j]
-// (src_degree.size() >= block.num_src). Checks that no dst node has more
-// sampled neighbours than its degree (that would mean the degrees belong to
-// another graph) and throws dgcn::Error naming the node otherwise.
+// (src_degree.size() >= block.num_src), rows in chunks on `loop`. Checks that
+// no dst node has more sampled neighbours than its degree (that would mean
+// the degrees belong to another graph) and throws dgcn::Error naming the node
+// otherwise.
 void normalize_block(const Block& block, std::span<const int32_t> src_degree, const NormalizedCsrOut& out,
-                     int num_threads);
+                     const ChunkLoop& loop);
 
 // The rows `rows` of the full graph, normalized (no sampling: k = d), for
 // layer-wise full-neighbour inference. Indices stay global node ids (int32:
@@ -71,6 +73,6 @@ void normalize_block(const Block& block, std::span<const int32_t> src_degree, co
 // the caller sizes indices/values with full_rows_nnz().
 int64_t full_rows_nnz(const Csr& graph, std::span<const int64_t> rows);
 void normalize_full_rows(const Csr& graph, std::span<const int32_t> degree, std::span<const int64_t> rows,
-                         const NormalizedCsrOut& out, int num_threads);
+                         const NormalizedCsrOut& out, const ChunkLoop& loop);
 
 }  // namespace dgcn

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "graph/error.h"
+#include "base/error.h"
 #include "models/batch_tensors.h"
 
 namespace dgcn {
@@ -85,8 +85,7 @@ at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const 
       const int64_t len = std::min<int64_t>(options.chunk_rows, static_cast<int64_t>(r.size()) - begin);
       CsrTensor adj = full_rows_adjacency(
           store.graph, store.degrees(),
-          std::span<const int64_t>(r).subspan(static_cast<size_t>(begin), static_cast<size_t>(len)),
-          options.num_threads);
+          std::span<const int64_t>(r).subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
       if (compact) {
         // Global ids -> rows of h (every neighbour of a row of layer l is a row of layer l-1).
         int32_t* idx = adj.indices.data_ptr<int32_t>();

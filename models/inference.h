@@ -23,7 +23,6 @@ namespace dgcn {
 
 struct InferenceOptions {
   int64_t chunk_rows = 1 << 16;  // rows of a layer computed at a time
-  int num_threads = 1;           // for building the normalized rows
   c10::Device device = c10::Device(c10::DeviceType::CPU);
 };
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "graph/error.h"
+#include "base/error.h"
 
 namespace dgcn {
 
@@ -67,7 +67,7 @@ BatchMemory BatchMemoryPool::acquire(int64_t rows, int64_t num_features, int64_t
   const size_t need = bytes_needed(rows, num_features, num_seeds, label_bytes);
   Buffer buffer;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     // The smallest free buffer that fits.
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -98,7 +98,7 @@ BatchMemory BatchMemoryPool::acquire(int64_t rows, int64_t num_features, int64_t
 
 void BatchMemoryPool::give_back(Buffer buffer) {
   if (buffer.empty()) return;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (free_.size() < max_free_) {
     free_.push_back(std::move(buffer));
     return;
@@ -117,7 +117,7 @@ BatchAllocator BatchMemoryPool::allocator() {
 }
 
 size_t BatchMemoryPool::buffers_created() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return created_;
 }
 

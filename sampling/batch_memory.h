@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
-#include "graph/buffer.h"
+#include "base/buffer.h"
+#include "base/mutex.h"
 
 namespace dgcn {
 
@@ -54,9 +54,9 @@ class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
   void give_back(Buffer buffer);
 
   const size_t max_free_;
-  mutable std::mutex mutex_;
-  std::vector<Buffer> free_;  // GUARDED_BY(mutex_)
-  size_t created_ = 0;        // GUARDED_BY(mutex_)
+  mutable Mutex mutex_;
+  std::vector<Buffer> free_ GUARDED_BY(mutex_);
+  size_t created_ GUARDED_BY(mutex_) = 0;
 };
 
 // An owned allocation of `bytes` bytes aligned to 2 MiB and advised for

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "graph/parallel.h"
+#include "base/parallel.h"
 
 namespace dgcn {
 

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "graph/buffer.h"
-#include "graph/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 #include "sampling/gather.h"
 
 namespace dgcn {
@@ -48,11 +48,11 @@ NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, B
 
 NeighborLoader::~NeighborLoader() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     stop_ = true;
   }
-  work_cv_.notify_all();
-  ready_cv_.notify_all();
+  work_cv_.signal_all();
+  ready_cv_.signal_all();
   for (auto& t : workers_) t.join();
 }
 
@@ -68,65 +68,66 @@ void NeighborLoader::start_epoch(EpochPlan plan) {
   auto next_plan = std::make_shared<const EpochPlan>(std::move(plan));
   std::vector<std::optional<Slot>> dropped;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     dropped = abandon_locked();
     plan_ = std::move(next_plan);
     next_claim_ = next_hand_out_ = 0;
   }
-  work_cv_.notify_all();
+  work_cv_.signal_all();
 }
 
 std::optional<LoadedBatch> NeighborLoader::next() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!plan_ || next_hand_out_ >= plan_->num_batches) return std::nullopt;
-  const int64_t b = next_hand_out_;
-  auto& slot = slots_[b % options_.queue_depth];
-  if (!slot) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ready_cv_.wait(lock, [&] { return slot.has_value(); });
-    stats_.consumer_wait_s += seconds_since(t0);
+  Slot taken;
+  std::vector<std::optional<Slot>> dropped;  // destroyed after the lock is released
+  {
+    MutexLock lock(&mutex_);
+    if (!plan_ || next_hand_out_ >= plan_->num_batches) return std::nullopt;
+    const int64_t b = next_hand_out_;
+    auto& slot = slots_[b % options_.queue_depth];
+    if (!slot) {
+      const auto t0 = std::chrono::steady_clock::now();
+      while (!slot) ready_cv_.wait();
+      stats_.consumer_wait_s += seconds_since(t0);
+    }
+    taken = std::move(*slot);
+    slot.reset();
+    ++next_hand_out_;
+    if (taken.error) {
+      dropped = abandon_locked();
+    } else {
+      ++stats_.batches;
+    }
   }
-  Slot taken = std::move(*slot);
-  slot.reset();
-  ++next_hand_out_;
-  if (taken.error) {
-    auto dropped = abandon_locked();
-    lock.unlock();
-    work_cv_.notify_all();
-    std::rethrow_exception(taken.error);
-  }
-  ++stats_.batches;
-  lock.unlock();
-  work_cv_.notify_all();
+  work_cv_.signal_all();
+  if (taken.error) std::rethrow_exception(taken.error);
   return std::move(taken.batch);
 }
 
 void NeighborLoader::recycle(LoadedBatch&& batch) {
   batch.lease.reset();  // outside the lock: it may call into the caller's allocator
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (spare_.size() < static_cast<size_t>(options_.queue_depth + options_.num_workers)) {
     spare_.push_back(std::move(batch.sample));
   }
 }
 
 LoaderStats NeighborLoader::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return stats_;
 }
 
 void NeighborLoader::work() {
   SamplerScratch scratch;  // this worker's, reused for every batch
-  std::unique_lock<std::mutex> lock(mutex_);
+  // Explicit lock/unlock: the lock is dropped while a batch is produced.
+  mutex_.lock();
   for (;;) {
-    auto has_work = [&] { return plan_ && next_claim_ < plan_->num_batches; };
-    auto can_claim = [&] { return has_work() && next_claim_ - next_hand_out_ < options_.queue_depth; };
-    if (!stop_ && !can_claim()) {
-      const bool blocked = has_work();  // work left, but the window is full
+    if (!stop_ && !can_claim_locked()) {
+      const bool blocked = has_work_locked();  // work left, but the window is full
       const auto t0 = std::chrono::steady_clock::now();
-      work_cv_.wait(lock, [&] { return stop_ || can_claim(); });
+      while (!stop_ && !can_claim_locked()) work_cv_.wait();
       if (blocked) stats_.worker_blocked_s += seconds_since(t0);
     }
-    if (stop_) return;
+    if (stop_) break;
     const int64_t b = next_claim_++;
     const uint64_t generation = generation_;
     std::shared_ptr<const EpochPlan> plan = plan_;
@@ -136,7 +137,7 @@ void NeighborLoader::work() {
       spare_.pop_back();
     }
     stats_.peak_in_flight = std::max(stats_.peak_in_flight, next_claim_ - next_hand_out_);
-    lock.unlock();
+    mutex_.unlock();
 
     Slot result;
     const auto t0 = std::chrono::steady_clock::now();
@@ -151,19 +152,28 @@ void NeighborLoader::work() {
     }
     const double busy = seconds_since(t0);
 
-    lock.lock();
+    mutex_.lock();
     stats_.worker_busy_s += busy;
     if (generation != generation_) {
       // The epoch was abandoned meanwhile: drop the batch outside the lock
       // (its lease may call back into the caller's allocator).
-      lock.unlock();
+      mutex_.unlock();
       result = Slot{};
-      lock.lock();
+      mutex_.lock();
       continue;
     }
     slots_[b % options_.queue_depth] = std::move(result);
-    ready_cv_.notify_all();
+    ready_cv_.signal_all();
   }
+  mutex_.unlock();
+}
+
+bool NeighborLoader::has_work_locked() const {
+  return plan_ && next_claim_ < plan_->num_batches;
+}
+
+bool NeighborLoader::can_claim_locked() const {
+  return has_work_locked() && next_claim_ - next_hand_out_ < options_.queue_depth;
 }
 
 LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch,

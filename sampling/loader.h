@@ -28,18 +28,17 @@
 // batches of an epoch abandoned by start_epoch, dropped when they finish).
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "graph/graph_store.h"
 #include "sampling/batch_memory.h"
 #include "sampling/neighbor_sampler.h"
@@ -55,7 +54,7 @@ struct LoaderOptions {
   bool gather = true;      // gather features and labels (false: sample only)
   // With gather: false gathers the seed labels only, LoadedBatch::features
   // stays empty and the consumer reads feature rows from the store itself
-  // (Note [Input gather] in models/trainer.h).
+  // (Note [Input gather] in train/gcn_trainer.h).
   bool gather_features = true;
 };
 
@@ -122,25 +121,29 @@ class NeighborLoader {
   LoadedBatch produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch, SampledBatch&& reuse) const;
   void gather(const SampledBatch& sample, const BatchMemory& memory) const;
   // Drops the current epoch's batches; returns the slots to destroy unlocked.
-  std::vector<std::optional<Slot>> abandon_locked();
+  std::vector<std::optional<Slot>> abandon_locked() EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool has_work_locked() const EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool can_claim_locked() const EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const GraphStore& store_;
   const LoaderOptions options_;
   const BatchAllocator allocator_;
   const int64_t label_bytes_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable work_cv_;   // workers: a batch to claim, or stop
-  std::condition_variable ready_cv_;  // consumer: its batch is ready
-  // GUARDED_BY(mutex_):
-  bool stop_ = false;
-  uint64_t generation_ = 0;  // bumped by start_epoch / abandon; older results are dropped
-  std::shared_ptr<const EpochPlan> plan_;
-  int64_t next_claim_ = 0;
-  int64_t next_hand_out_ = 0;
-  std::vector<std::optional<Slot>> slots_;  // batch b waits in slots_[b % queue_depth]
-  std::vector<SampledBatch> spare_;         // recycled batches, at most queue_depth + num_workers
-  LoaderStats stats_;
+  mutable Mutex mutex_;
+  CondVar work_cv_{&mutex_};   // workers: a batch to claim, or stop
+  CondVar ready_cv_{&mutex_};  // consumer: its batch is ready
+  bool stop_ GUARDED_BY(mutex_) = false;
+  // Bumped by start_epoch / abandon; older results are dropped.
+  uint64_t generation_ GUARDED_BY(mutex_) = 0;
+  std::shared_ptr<const EpochPlan> plan_ GUARDED_BY(mutex_);
+  int64_t next_claim_ GUARDED_BY(mutex_) = 0;
+  int64_t next_hand_out_ GUARDED_BY(mutex_) = 0;
+  // Batch b waits in slots_[b % queue_depth].
+  std::vector<std::optional<Slot>> slots_ GUARDED_BY(mutex_);
+  // Recycled batches, at most queue_depth + num_workers.
+  std::vector<SampledBatch> spare_ GUARDED_BY(mutex_);
+  LoaderStats stats_ GUARDED_BY(mutex_);
 
   std::vector<std::thread> workers_;  // started by the constructor, joined by the destructor
 };

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "graph/error.h"
-#include "sampling/random.h"
+#include "base/error.h"
+#include "base/random.h"
 
 namespace dgcn {
 

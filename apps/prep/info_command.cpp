@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/prep/prep.h"
+#include "base/parallel.h"
 #include "graph/components.h"
 #include "graph/gcn_format.h"
-#include "graph/parallel.h"
 
 namespace dgcn::prep {
 

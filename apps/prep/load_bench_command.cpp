@@ -17,8 +17,8 @@
 #include <sstream>
 
 #include "apps/prep/prep.h"
+#include "base/parallel.h"
 #include "graph/gcn_format.h"
-#include "graph/parallel.h"
 
 namespace dgcn::prep {
 

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/prep/prep.h"
+#include "base/parallel.h"
 #include "graph/gcn_format.h"
-#include "graph/parallel.h"
 #include "graph/reorder.h"
 
 namespace dgcn::prep {

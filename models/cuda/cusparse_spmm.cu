@@ -1,7 +1,8 @@
 #include "models/cuda/cusparse_spmm.h"
 
-#include <stdexcept>
 #include <string>
+
+#include "base/error.h"
 
 namespace dgcn::cuda {
 namespace {
@@ -63,13 +64,13 @@ class WorkspaceUse {
 }  // namespace
 
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(status) + ": " +
-                           cudaGetErrorString(status) + " in " + where(call, file, line));
+  throw Error(std::string("CUDA error ") + cudaGetErrorName(status) + ": " + cudaGetErrorString(status) +
+              " in " + where(call, file, line));
 }
 
 void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string("cuSPARSE error ") + cusparseGetErrorName(status) + ": " +
-                           cusparseGetErrorString(status) + " in " + where(call, file, line));
+  throw Error(std::string("cuSPARSE error ") + cusparseGetErrorName(status) + ": " +
+              cusparseGetErrorString(status) + " in " + where(call, file, line));
 }
 
 SparseHandle::SparseHandle() {

@@ -5,8 +5,9 @@
 //
 // Each call goes handle -> set stream -> descriptors -> buffer-size query ->
 // workspace -> call; the handle, descriptors and workspace are RAII types and
-// every status is checked (a failure throws std::runtime_error naming the
-// call, e.g. "cusparseSpMM: CUSPARSE_STATUS_INVALID_VALUE (...)").
+// every status is checked (a failure throws dgcn::Error, the one error type
+// of torch-free code, naming the status and the call, e.g.
+// "cuSPARSE error CUSPARSE_STATUS_INVALID_VALUE: ... in cusparseSpMM(...)").
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
-#include "graph/error.h"
-#include "sampling/random.h"
+#include "base/error.h"
+#include "base/random.h"
 
 namespace dgcn {
 

@@ -136,6 +136,14 @@ TEST_F(DgcnMnist, ResumeEqualsAnUninterruptedRun) {
   auto again = mnist("--epochs 3 --checkpoint " + b + " --resume");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(summary_of(again)["param_digest"], summary_of(full)["param_digest"]);
+
+  // The resume policy the GCN run has too: another seed is another run.
+  auto other_seed = mnist("--epochs 4 --seed 5 --checkpoint " + b + " --resume");
+  EXPECT_EQ(other_seed.exit_code, 1);
+  EXPECT_NE(other_seed.err.find("was trained with seed 0, this run has seed 5"), std::string::npos)
+      << other_seed.err;
+  EXPECT_TRUE(std::filesystem::exists(b + "/checkpoint-000003.pt"));
+  EXPECT_FALSE(std::filesystem::exists(b + "/checkpoint-000004.pt"));
 }
 
 TEST_F(DgcnMnist, CorruptCheckpointFailsOnEveryRankWithoutHanging) {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "graph/error.h"
+#include "base/error.h"
 
 namespace dgcn::testing {
 

@@ -78,7 +78,7 @@ TEST(EdgeListReader, BadLinesAreNamed) {
   o.num_nodes = 3;
   testing::write_text(dir / "d.txt", "0 1\n1 2\n2 3\n");
   err = error_of([&] { read(dir / "d.txt", o); });
-  EXPECT_NE(err.find("d.txt: line 3: node id 3 is not below --num-nodes 3"), std::string::npos) << err;
+  EXPECT_NE(err.find("d.txt: line 3: node id 3 is not below num_nodes 3"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -58,7 +58,10 @@ std::map<std::string, std::string> errors_for(const std::map<std::string, std::s
     variants.emplace_back(name, graphsaint_script(true, multi_label, extra));
   testing::run_python_variants(variants, dir.path());
   std::map<std::string, std::string> errors;
-  for (const auto& [name, extra] : extras) errors[name] = error_of([&] { read(dir.path() / name); });
+  for (const auto& entry : extras) {
+    const std::string& name = entry.first;  // a named reference: lambdas cannot capture structured bindings
+    errors[name] = error_of([&] { read(dir.path() / name); });
+  }
   return errors;
 }
 

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "base/error.h"
 #include "dataset_files.h"
-#include "graph/error.h"
 
 namespace dgcn::datasets {
 namespace {

@@ -101,7 +101,8 @@ TEST(NpzSynthetic, BadArraysAreNamed) {
       {"no array 'adj_shape' (arrays: adj_data, adj_indices, adj_indptr, attr_matrix",
        "del arrays['adj_shape']\n"},
       // the default Planetoid split needs 20 nodes per class
-      {"--split per-class:20,valid:500,test:1000: class 0 has 2 labelled nodes, fewer than the 20 per class "
+      {"split spec per-class:20,valid:500,test:1000: class 0 has 2 labelled nodes, fewer than the 20 per "
+       "class "
        "asked for",
        ""},
   };
@@ -121,7 +122,7 @@ TEST(NpzSynthetic, BadArraysAreNamed) {
   one_class.num_classes = 1;
   one_class.split = parse_split_spec("none");
   std::string err = error_of([&] { read_npz_dataset(one_class); });
-  EXPECT_NE(err.find("g.npz: labels[1] is 1, not below --num-classes 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("g.npz: labels[1] is 1, not below num_classes 1"), std::string::npos) << err;
 }
 
 }  // namespace

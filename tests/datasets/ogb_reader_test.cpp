@@ -196,7 +196,7 @@ TEST(OgbReader, BadFeaturesAndLabelsAreNamed) {
   OgbOptions three_classes;
   three_classes.num_classes = 3;
   err = error_with("raw/node-label.csv.gz", "0\n1\n2\n0\n1\n2\n3\n1\n", three_classes);
-  EXPECT_NE(err.find("node-label.csv.gz: line 7: label 3 is not below --num-classes 3"), std::string::npos)
+  EXPECT_NE(err.find("node-label.csv.gz: line 7: label 3 is not below num_classes 3"), std::string::npos)
       << err;
 }
 

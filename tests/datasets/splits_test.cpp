@@ -44,7 +44,7 @@ TEST(Splits, ParsesTheSpecForms) {
   EXPECT_NE(error_of([] { parse_split_spec("ratio:0.6,0.5,0.2"); }).find("add up to 1.3"), std::string::npos);
   EXPECT_NE(error_of([] { parse_split_spec("per-class:x,valid:1,test:1"); }).find("'x' is not a count"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_split_spec("random"); }).find("--split 'random': expected"),
+  EXPECT_NE(error_of([] { parse_split_spec("random"); }).find("split spec 'random': expected"),
             std::string::npos);
 }
 

@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
+#include "base/digest.h"
 #include "dataset_files.h"
-#include "graph/digest.h"
 
 namespace dgcn::datasets {
 namespace {

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "graph/error.h"
+#include "base/error.h"
 
 namespace dgcn {
 namespace {

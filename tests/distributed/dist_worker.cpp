@@ -20,24 +20,23 @@
 #include <fstream>
 #include <thread>
 
-#include "distributed/checkpoint.h"
+#include "base/atomic_file.h"
+#include "base/digest.h"
 #include "distributed/ddp.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
-#include "graph/digest.h"
+#include "train/checkpoint.h"
 
 namespace dgcn {
 namespace {
 
 using json = nlohmann::json;
 
-// Written aside and renamed into place: the launcher may kill this rank at
-// any moment once a peer has failed, and a half-written file would read as
-// a broken result instead of none.
+// Written atomically: the launcher may kill this rank at any moment once a
+// peer has failed, and a half-written file would read as a broken result
+// instead of none.
 void write_result(const std::string& dir, int rank, const json& result) {
-  const std::string path = dir + "/rank" + std::to_string(rank) + ".json";
-  std::ofstream(path + ".part") << result.dump(1) << "\n";
-  std::filesystem::rename(path + ".part", path);
+  write_file_atomically(dir + "/rank" + std::to_string(rank) + ".json", result.dump(1) + "\n");
 }
 
 std::string digest_of(const std::vector<at::Tensor>& tensors) {

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "graph/error.h"
+#include "base/error.h"
 #include "run_command.h"
 
 namespace dgcn {

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "graph/error.h"
+#include "base/error.h"
 #include "run_command.h"
 
 namespace dgcn {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "graph/error.h"
+#include "base/error.h"
 
 namespace dgcn {
 namespace {

@@ -1,4 +1,4 @@
-// Helpers of the .gcn tests: a scratch directory, whole-file byte access,
+// Helpers of the .gcn tests: whole-file byte access,
 // store variants (int64 ids, multi-label, bare) and a store digest.
 #pragma once
 
@@ -11,37 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "base/digest.h"
 #include "fixtures.h"
-#include "graph/digest.h"
 #include "graph/gcn_format.h"
+#include "scratch_dir.h"
 
 namespace dgcn::testing {
-
-// A fresh directory under the system temp dir, removed with its contents.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "dgcn-gcn-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-  // Names of the entries in the directory, sorted.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(path_))
-      out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  std::string path_;
-};
 
 inline std::vector<char> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

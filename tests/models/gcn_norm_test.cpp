@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "base/error.h"
 #include "fixtures.h"
-#include "graph/error.h"
 #include "models/full_blocks.h"
 
 namespace dgcn {
@@ -22,7 +22,7 @@ struct Normalized {
 Normalized normalize(const Block& b, const std::vector<int32_t>& degree, int threads = 2) {
   Normalized n{std::vector<int64_t>(b.num_dst + 1), std::vector<int32_t>(normalized_nnz(b)),
                std::vector<float>(normalized_nnz(b))};
-  normalize_block(b, degree, n.out(), threads);
+  normalize_block(b, degree, n.out(), fork_join_chunks(threads));
   return n;
 }
 
@@ -81,7 +81,7 @@ TEST(GcnNorm, RowsSumToFullGraphRowsWhenNothingIsSampledAway) {
   Normalized full{std::vector<int64_t>(rows.size() + 1),
                   std::vector<int32_t>(full_rows_nnz(store.graph, rows)),
                   std::vector<float>(full_rows_nnz(store.graph, rows))};
-  normalize_full_rows(store.graph, degree, rows, full.out(), 2);
+  normalize_full_rows(store.graph, degree, rows, full.out(), fork_join_chunks(2));
   auto sampled = normalize(batch.blocks[0], d);
   ASSERT_EQ(sampled.indptr, full.indptr);
   for (size_t e = 0; e < sampled.values.size(); ++e) {

@@ -65,7 +65,6 @@ TEST(Inference, LayerWiseEqualsFullGraphGcn) {
       const std::vector<int64_t> nodes{29, 3, 8, 3, 17, 0};
       InferenceOptions io;
       io.chunk_rows = 4;  // several chunks per layer
-      io.num_threads = 2;
       const auto got = full_neighbour_logits(*model, s, features_of(s), nodes, io);
       EXPECT_TRUE(model->is_training()) << "the caller's mode is restored";
       const auto want = dense_gcn(*model, s).index_select(0, torch::tensor(nodes));
@@ -85,7 +84,7 @@ TEST(Inference, EqualsSampledForwardWithEveryNeighbour) {
   model->eval();
   const std::vector<int64_t> seeds{8, 27, 1};
   const auto batch = testing::full_neighbourhood_batch(s.graph, seeds, 3);
-  const auto adj = batch_adjacency(batch, GcnNorm::kFullGraph, s.degrees(), 1);
+  const auto adj = batch_adjacency(batch, GcnNorm::kFullGraph, s.degrees());
   torch::NoGradGuard no_grad;
   const auto sampled = model->forward(adj, features_of(s).index_select(0, torch::tensor(batch.n_id)));
   const auto layer_wise = full_neighbour_logits(*model, s, features_of(s), seeds, InferenceOptions{});

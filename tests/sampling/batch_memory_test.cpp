@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "graph/parallel.h"
+#include "base/parallel.h"
 
 namespace dgcn {
 namespace {

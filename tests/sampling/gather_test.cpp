@@ -4,8 +4,8 @@
 
 #include <vector>
 
+#include "base/random.h"
 #include "sampling/batch_memory.h"
-#include "sampling/random.h"
 
 namespace dgcn {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <thread>
 
-#include "graph/digest.h"
-#include "graph/error.h"
+#include "base/digest.h"
+#include "base/error.h"
 #include "test_graphs.h"
 
 namespace dgcn {

@@ -10,8 +10,8 @@
 #include <numeric>
 #include <set>
 
+#include "base/error.h"
 #include "fixtures.h"
-#include "graph/error.h"
 #include "sampling/cpu/neighbor_kernel.h"
 #include "test_graphs.h"
 

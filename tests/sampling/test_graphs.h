@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/random.h"
 #include "fixtures.h"
-#include "sampling/random.h"
 #include "sampling/sampled_batch.h"
 
 namespace dgcn::testing {

@@ -1,0 +1,55 @@
+// The one way dgcn writes a file whole (the .gcn store, its shared cache,
+// checkpoints, plots, result files): under a temporary name next to the
+// target, fsynced, renamed over the target, and the folder fsynced, so a
+// reader or a crash sees either the old file untouched or the complete new
+// one, never a part. Files that grow line by line (the metrics JSONL) are
+// appended in place instead.
+//
+//   AtomicFile out("run/model.bin");
+//   out.write(bytes.data(), bytes.size());
+//   out.commit();                 // without it the destructor removes the temporary
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "base/file_io.h"
+
+namespace dgcn {
+
+// A file created as "<target>.tmp-<pid>-<n>" in the target's folder.
+// commit() fsyncs it, renames it over the target and fsyncs the folder; if
+// commit() is never reached (an exception, a crash of this object's owner),
+// the destructor removes the temporary file.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string target);
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  // For writers that place their bytes themselves (pwrite_all at offsets),
+  // or hand the temporary's name to another program (gnuplot).
+  int fd() const { return fd_.get(); }
+  const std::string& target() const { return target_; }
+  const std::string& temp_path() const { return temp_; }
+  // Appends `size` bytes after everything write() wrote before.
+  void write(const void* data, size_t size);
+  void commit();
+
+ private:
+  std::string target_;
+  std::string temp_;
+  UniqueFd fd_;
+  uint64_t written_ = 0;
+  bool committed_ = false;
+};
+
+// `bytes` as the whole content of `path`, through an AtomicFile.
+void write_file_atomically(const std::string& path, std::span<const std::byte> bytes);
+void write_file_atomically(const std::string& path, std::string_view text);
+
+}  // namespace dgcn

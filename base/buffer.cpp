@@ -1,0 +1,44 @@
+#include "base/buffer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace dgcn {
+
+namespace {
+constexpr size_t kAlignment = 64;
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+}  // namespace
+
+Buffer Buffer::allocate(size_t bytes) {
+  if (bytes == 0) return Buffer(nullptr, nullptr, 0);
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p == nullptr) {
+    throw Error(fmt::format("buffer: cannot allocate {} bytes", bytes));
+  }
+  std::shared_ptr<void> owner(p, AlignedFree{});
+  return Buffer(std::move(owner), p, bytes);
+}
+
+Buffer Buffer::wrap(std::shared_ptr<const void> owner, const void* data, size_t bytes, bool writable) {
+  return Buffer(std::move(owner), data, bytes, writable);
+}
+
+Buffer Buffer::slice(size_t offset, size_t bytes) const {
+  DGCN_CHECK(offset <= size_ && bytes <= size_ - offset,
+             "buffer: slice [{}, {}) out of range of a {}-byte buffer", offset, offset + bytes, size_);
+  return Buffer(owner_, data_ + offset, bytes, writable_);
+}
+
+void Buffer::check_view(size_t elem_size, size_t align) const {
+  DGCN_CHECK(size_ % elem_size == 0, "buffer: {} bytes is not a whole number of {}-byte elements", size_,
+             elem_size);
+  DGCN_CHECK(reinterpret_cast<uintptr_t>(data_) % align == 0, "buffer: data not aligned to {} bytes", align);
+}
+
+}  // namespace dgcn

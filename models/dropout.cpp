@@ -1,0 +1,108 @@
+// The front end of dropout (models/dropout.h): checks, the dispatch between
+// the counter-based CPU kernel (cpu/dropout_kernel.h) and LibTorch, and the
+// autograd functions.
+#include "models/dropout.h"
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "models/cpu/dropout_kernel.h"
+
+namespace dgcn {
+namespace {
+
+constexpr int64_t kElementGrain = int64_t{1} << 15;
+
+// One dropout key per call from LibTorch's seeded generator (reproducible by seed).
+uint64_t draw_dropout_key() {
+  return static_cast<uint64_t>(
+      torch::randint(std::numeric_limits<int64_t>::max(), {1}, torch::TensorOptions().dtype(torch::kLong))
+          .item<int64_t>());
+}
+
+// The mask hashes 32-bit element indices: larger tensors go to LibTorch.
+bool fused_cpu(const at::Tensor& x) {
+  return x.device().is_cpu() && x.scalar_type() == at::kFloat && x.numel() <= int64_t{UINT32_MAX};
+}
+
+class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x_in, double p) {
+    const at::Tensor x = x_in.contiguous();
+    at::Tensor y = at::empty_like(x);
+    const uint64_t key = p > 0 ? draw_dropout_key() : 0;
+    const uint32_t threshold = cpu::dropout_threshold(p);
+    const auto scale = static_cast<float>(1.0 / (1.0 - p));
+    const float* xp = x.data_ptr<float>();
+    float* yp = y.data_ptr<float>();
+    at::parallel_for(0, x.numel(), kElementGrain, [&](int64_t b, int64_t e) {
+      cpu::relu_dropout_forward(xp, yp, key, threshold, scale, b, e);
+    });
+    ctx->save_for_backward({y});
+    ctx->saved_data["scale"] = static_cast<double>(scale);
+    return y;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor y = ctx->get_saved_variables()[0];
+    const at::Tensor dy = grads[0].contiguous();
+    at::Tensor dx = at::empty_like(dy);
+    const auto scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
+    const float* dyp = dy.data_ptr<float>();
+    const float* yp = y.data_ptr<float>();
+    float* dxp = dx.data_ptr<float>();
+    at::parallel_for(0, dy.numel(), kElementGrain,
+                     [&](int64_t b, int64_t e) { cpu::relu_dropout_backward(dyp, yp, dxp, scale, b, e); });
+    return {dx, at::Tensor()};
+  }
+};
+
+at::Tensor apply_dropout(const at::Tensor& x_in, uint64_t key, double p) {
+  const at::Tensor x = x_in.contiguous();
+  at::Tensor y = at::empty_like(x);
+  const uint32_t threshold = cpu::dropout_threshold(p);
+  const auto scale = static_cast<float>(1.0 / (1.0 - p));
+  const float* xp = x.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  at::parallel_for(0, x.numel(), kElementGrain,
+                   [&](int64_t b, int64_t e) { cpu::dropout_apply(xp, yp, key, threshold, scale, b, e); });
+  return y;
+}
+
+class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, double p) {
+    const uint64_t key = draw_dropout_key();
+    ctx->saved_data["key"] = static_cast<int64_t>(key);
+    ctx->saved_data["p"] = p;
+    return apply_dropout(x, key, p);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    // The mask is recomputed from the key: dropout is its own derivative.
+    const auto key = static_cast<uint64_t>(ctx->saved_data["key"].toInt());
+    return {apply_dropout(grads[0], key, ctx->saved_data["p"].toDouble()), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
+  TORCH_CHECK(p >= 0 && p < 1, "relu_dropout: p must be in [0, 1) (got ", p, ")");
+  if (!training) p = 0;
+  if (!fused_cpu(x)) return p > 0 ? torch::dropout(torch::relu(x), p, true) : torch::relu(x);
+  return ReluDropoutFunction::apply(x, p);
+}
+
+at::Tensor dropout_features(const at::Tensor& x, double p, bool training) {
+  TORCH_CHECK(p >= 0 && p < 1, "dropout_features: p must be in [0, 1) (got ", p, ")");
+  if (!training || p == 0) return x;
+  if (!fused_cpu(x)) return torch::dropout(x, p, true);
+  return DropoutFunction::apply(x, p);
+}
+
+}  // namespace dgcn

@@ -1,0 +1,128 @@
+#include "train/gcn_run.h"
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "train/epoch_driver.h"
+
+namespace dgcn {
+namespace {
+
+// The trainer's progress kept in a checkpoint's extra scalars: the
+// best-validation record, so a resumed run reports the best epoch over the
+// whole run.
+constexpr const char* kBestValid = "best_valid_metric";
+constexpr const char* kTestAtBest = "test_at_best_valid";
+constexpr const char* kBestEpoch = "best_epoch";
+
+double value_or(const std::map<std::string, double>& values, const char* key, double fallback) {
+  auto it = values.find(key);
+  return it == values.end() ? fallback : it->second;
+}
+
+class GcnEpochTask final : public EpochTask {
+ public:
+  GcnEpochTask(Trainer& trainer, const ProcessGroup& group, const GcnEpochCallback& on_epoch)
+      : trainer_(trainer), group_(group), on_epoch_(on_epoch) {}
+
+  torch::nn::Module& module() override { return *trainer_.model(); }
+  torch::optim::Optimizer& optimizer() override { return trainer_.optimizer(); }
+
+  void train_epoch(int64_t epoch) override {
+    last_ = trainer_.train_epoch(epoch, [&](int64_t b, int64_t n) {
+      if (group_.rank() == 0) spdlog::info("epoch {:>3}  batch {}/{}", epoch, b, n);
+    });
+  }
+  void evaluate_now() override {
+    if (trainer_.options().eval_mode == EvalMode::kNone) return;
+    std::tie(final_valid_, final_test_) = trainer_.evaluate();
+    evaluated_now_ = true;
+  }
+  std::map<std::string, double> progress() const override {
+    const TrainSummary s = trainer_.summary();
+    return {{kBestValid, s.best_valid_metric},
+            {kTestAtBest, s.test_at_best_valid},
+            {kBestEpoch, static_cast<double>(s.best_epoch)}};
+  }
+  void restore_progress(int64_t epochs_done, const std::map<std::string, double>& p) override {
+    trainer_.restore_progress(epochs_done, value_or(p, kBestValid, 0), value_or(p, kTestAtBest, 0),
+                              static_cast<int64_t>(value_or(p, kBestEpoch, -1)));
+  }
+
+  // After each epoch, once its checkpoint is written.
+  void report() const {
+    if (on_epoch_) on_epoch_(last_, trainer_);
+  }
+  // The summary, with evaluate_now()'s metrics when it ran.
+  TrainSummary summary() const {
+    TrainSummary s = trainer_.summary();
+    if (evaluated_now_) s.valid_metric = final_valid_, s.test_metric = final_test_;
+    return s;
+  }
+
+ private:
+  Trainer& trainer_;
+  const ProcessGroup& group_;
+  const GcnEpochCallback& on_epoch_;
+  EpochReport last_;
+  bool evaluated_now_ = false;
+  double final_valid_ = 0, final_test_ = 0;
+};
+
+}  // namespace
+
+DdpGradSync::DdpGradSync(ProcessGroup& group, DdpOptions options) : group_(group), options_(options) {}
+
+DdpGradSync::~DdpGradSync() = default;
+
+void DdpGradSync::attach(torch::nn::Module& model) {
+  TORCH_CHECK(!ddp_, "DdpGradSync::attach: already attached to a model");
+  ddp_ = std::make_unique<DistributedDataParallel>(model, group_, options_);
+}
+
+void DdpGradSync::finish_backward() {
+  TORCH_CHECK(ddp_, "DdpGradSync::finish_backward: attach() a model first");
+  ddp_->finish_backward();
+}
+
+void DdpGradSync::all_reduce_sum(std::vector<double>& values) {
+  values = group_.sum_over_ranks(std::move(values));
+}
+
+void DdpGradSync::barrier() {
+  group_.barrier();
+}
+
+GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const GcnRunOptions& run,
+                        ProcessGroup& group, const GcnEpochCallback& on_epoch) {
+  options.rank = group.rank();
+  options.world_size = group.size();
+  // One process needs no gradient sync; the group still serves the checkpoints.
+  const bool distributed = group.size() > 1;
+  TORCH_CHECK(!distributed || options.device == group.device(), "train_gcn: the ",
+              backend_name(group.backend()), " backend all-reduces tensors on ", group.device().str(),
+              ", but training runs on ", options.device.str(),
+              " (the nccl backend goes with a CUDA device, gloo with the CPU)");
+
+  DdpGradSync sync(group);
+  Trainer trainer(store, options, distributed ? &sync : nullptr);
+  GcnEpochTask task(trainer, group, on_epoch);
+  EpochRunOptions epochs;
+  epochs.epochs = options.epochs;
+  epochs.seed = options.seed;
+  epochs.checkpoint_dir = run.checkpoint_dir;
+  epochs.resume = run.resume;
+  const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
+
+  GcnRunSummary out;
+  out.world_size = group.size();
+  out.first_epoch = result.first_epoch;
+  out.train = task.summary();
+  return out;
+}
+
+}  // namespace dgcn

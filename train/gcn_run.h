@@ -1,0 +1,72 @@
+// A GCN training run, on one process or every rank of a process group: the
+// trainer (train/gcn_trainer.h) on every rank, joined by the DDP module
+// (distributed/ddp.h) through DdpGradSync, driven epoch by epoch by
+// run_epochs (train/epoch_driver.h: resume policy, checkpoints, the checked
+// param_digest). Each rank trains on its shard of every epoch's seeds
+// (sampling/seed_partition.h: equal batch counts), evaluates its slice of
+// the valid/test nodes and the counts are summed.
+//
+//   auto group = ProcessGroup::create(rank_env_from_process(), {});
+//   GcnRunSummary s = train_gcn(store, options, run, *group, on_epoch);
+//   group->shutdown();
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "distributed/ddp.h"
+#include "distributed/process_group.h"
+#include "train/gcn_trainer.h"
+
+namespace dgcn {
+
+// The trainer's GradSync over a process group: gradients through the DDP
+// module (Note [DDP gradient sync]), metric sums through sum_over_ranks.
+class DdpGradSync final : public GradSync {
+ public:
+  // `group` must outlive this object.
+  explicit DdpGradSync(ProcessGroup& group, DdpOptions options = {});
+  ~DdpGradSync() override;
+
+  // Collective (the DDP constructor broadcasts rank 0's weights). Once.
+  void attach(torch::nn::Module& model) override;
+  void finish_backward() override;
+  void all_reduce_sum(std::vector<double>& values) override;
+  void barrier() override;
+
+  // The DDP module, after attach() (nullptr before).
+  const DistributedDataParallel* ddp() const { return ddp_.get(); }
+
+ private:
+  ProcessGroup& group_;
+  DdpOptions options_;
+  std::unique_ptr<DistributedDataParallel> ddp_;
+};
+
+struct GcnRunOptions {
+  std::string checkpoint_dir;  // save a checkpoint here after every epoch (rank 0); empty: none
+  bool resume = false;         // continue from the newest checkpoint in checkpoint_dir
+};
+
+struct GcnRunSummary {
+  TrainSummary train;       // over every epoch, also those before a resume (best_*)
+  int64_t first_epoch = 0;  // 0-based epoch this run started at (> 0 after a resume)
+  int world_size = 1;
+};
+
+// Called on every rank after each epoch (and its checkpoint).
+using GcnEpochCallback = std::function<void(const EpochReport&, const Trainer&)>;
+
+// Collective: trains options.epochs epochs in total on every rank of `group`
+// (options.rank / world_size are taken from the group; options.device must
+// match group.device() for NCCL). With run.resume, restores the newest
+// checkpoint in run.checkpoint_dir on every rank and trains the epochs after
+// it; a checkpoint at or past options.epochs trains nothing and only
+// evaluates. Throws c10::Error / dgcn::Error on invalid options, on a
+// checkpoint of another seed or model, and when a collective fails.
+GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const GcnRunOptions& run,
+                        ProcessGroup& group, const GcnEpochCallback& on_epoch = {});
+
+}  // namespace dgcn

@@ -1,0 +1,304 @@
+// See Note [Training step] in trainer.h.
+#include "train/gcn_trainer.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "base/error.h"
+#include "base/parallel.h"
+#include "base/random.h"
+#include "models/batch_tensors.h"
+#include "models/inference.h"
+#include "sampling/loader.h"
+#include "sampling/seed_partition.h"
+#include "train/epoch_driver.h"
+#include "train/evaluation_split.h"
+
+namespace dgcn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o,
+                             bool gather_features = true) {
+  LoaderOptions l;
+  l.sampler.fanouts = fanouts;
+  l.num_workers = o.loader_workers;
+  l.queue_depth = o.loader_queue;
+  l.gather_features = gather_features;
+  return l;
+}
+
+// Note [Input gather]: whether training batches come without feature rows.
+bool input_from_store(const TrainOptions& o) {
+  return o.input_from_store && !o.device.is_cuda() && o.input_dropout == 0;
+}
+
+// Separates the dropout generator's seeds from the sampler's streams.
+constexpr uint64_t kDropoutStream = 0xd209047ULL;
+
+int threads_of(const TrainOptions& o) {
+  return o.compute_threads > 0 ? o.compute_threads : std::max(1, at::get_num_threads());
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  std::unique_ptr<NeighborLoader> loader;
+  std::unique_ptr<NeighborLoader> eval_loader;  // built on first sampled evaluation
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  at::Tensor features;  // the store's features (no copy): full-neighbour evaluation, Note [Input gather]
+};
+
+Buffer row_normalized_features(const GraphStore& store, int num_threads) {
+  const int64_t n = store.num_nodes(), f = store.num_features;
+  Buffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
+  const auto in = store.features.as<float>();
+  auto dst = out.as_mutable<float>();
+  parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {
+    for (int64_t v = begin; v < end; ++v) {
+      double sum = 0;
+      for (int64_t c = 0; c < f; ++c) sum += in[v * f + c];
+      const double scale = sum != 0 ? 1.0 / sum : 0.0;
+      for (int64_t c = 0; c < f; ++c) dst[v * f + c] = static_cast<float>(in[v * f + c] * scale);
+    }
+  });
+  return out;
+}
+
+Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
+    : options_(std::move(options)), store_(store), sync_(sync), impl_(std::make_unique<Impl>()) {
+  const TrainOptions& o = options_;
+  DGCN_CHECK(store.task != Task::kNone, "train: the store has no labels (task none); nothing to train on");
+  DGCN_CHECK(store.num_features > 0, "train: the store has no features");
+  DGCN_CHECK(!o.fanouts.empty(), "train: needs at least one fanout (one per GCN layer)");
+  DGCN_CHECK(o.world_size >= 1 && o.rank >= 0 && o.rank < o.world_size, "train: rank {} of world size {}",
+             o.rank, o.world_size);
+  DGCN_CHECK(
+      o.epochs >= 0 && o.batch_size >= 1 && o.max_batches >= 0 && o.eval_every >= 1 && o.eval_batch_size >= 1,
+      "train: epochs {}, batch size {}, max batches {}, eval every {}, eval batch size {}: expected >= 0, >= "
+      "1, "
+      ">= 0, >= 1, >= 1",
+      o.epochs, o.batch_size, o.max_batches, o.eval_every, o.eval_batch_size);
+  DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
+  DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
+             "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
+  if (o.compute_threads > 0) at::set_num_threads(o.compute_threads);
+  if (o.normalize_features) store_.features = row_normalized_features(store, threads_of(o));
+  impl_->features =
+      torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
+                       {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
+
+  torch::manual_seed(o.seed);
+  GcnOptions g;
+  g.in_features = store_.num_features;
+  g.hidden = o.hidden;
+  g.num_classes = store_.num_classes;
+  g.num_layers = static_cast<int64_t>(o.fanouts.size());
+  g.dropout = o.dropout;
+  g.input_dropout = o.input_dropout;
+  g.linear_head = o.linear_head;
+  model_ = Gcn(g);
+  model_->to(o.device);
+  if (sync_) sync_->attach(*model_);
+  // Parameter groups: weight decay on every parameter, or on the first GCN layer only.
+  std::set<const c10::TensorImpl*> first_layer;
+  for (const auto& p : model_->conv(0)->parameters()) first_layer.insert(p.unsafeGetTensorImpl());
+  std::vector<torch::Tensor> decayed, rest;
+  for (const auto& p : model_->parameters()) {
+    const bool first = first_layer.count(p.unsafeGetTensorImpl()) > 0;
+    (o.weight_decay_first_layer_only && !first ? rest : decayed).push_back(p);
+  }
+  impl_->optimizer = make_optimizer(o.optimizer, std::move(decayed), std::move(rest));
+  impl_->loader = std::make_unique<NeighborLoader>(store_, loader_options(o.fanouts, o, !input_from_store(o)),
+                                                   batch_allocator_for(o.device));
+  summary_.metric = metric_name(store_.task);
+}
+
+Trainer::~Trainer() = default;
+
+std::vector<int64_t> Trainer::shard(std::span<const int64_t> nodes) const {
+  const IndexRange r =
+      evaluation_slice(static_cast<int64_t>(nodes.size()), options_.rank, options_.world_size);
+  return {nodes.begin() + r.begin, nodes.begin() + r.end};
+}
+
+EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress) {
+  const TrainOptions& o = options_;
+  const BatchTensorOptions tensor_options{o.norm, o.device};
+  model_->train();
+  // Note [Trainer randomness]: the dropout masks of this epoch and rank.
+  torch::manual_seed(
+      stream_key(o.seed, {kDropoutStream, static_cast<uint64_t>(epoch), static_cast<uint64_t>(o.rank)}));
+  ShardOptions shard_options;
+  shard_options.seed = o.seed;
+  shard_options.epoch = epoch;
+  shard_options.rank = o.rank;
+  shard_options.world_size = o.world_size;
+  shard_options.batch_size = o.batch_size;
+  EpochPlan plan = plan_epoch(store_.train_nodes(), shard_options);
+  const int64_t num_batches =
+      o.max_batches > 0 ? std::min(plan.num_batches, o.max_batches) : plan.num_batches;
+  impl_->loader->start_epoch(std::move(plan));
+
+  EpochReport r;
+  r.epoch = epoch;
+  MetricSums sums;
+  const auto epoch_start = Clock::now();
+  auto last_progress = epoch_start;
+  for (;;) {
+    if (r.batches == num_batches) break;  // with max_batches, the next start_epoch drops the rest
+    auto t = Clock::now();
+    std::optional<LoadedBatch> batch = impl_->loader->next();
+    r.sampling_wait_s += seconds_since(t);
+    if (!batch) break;
+
+    t = Clock::now();
+    BatchTensors in = batch_tensors(*batch, store_, impl_->features, *model_->conv(0), tensor_options);
+    r.other_s += seconds_since(t);
+
+    t = Clock::now();
+    impl_->optimizer->zero_grad();
+    at::Tensor logits = model_->forward(in.blocks, in.x);
+    at::Tensor loss = classification_loss(store_.task, logits, in.y);
+    loss.backward();
+    if (sync_) sync_->finish_backward();
+    impl_->optimizer->step();
+    const double loss_value = loss.item<double>();
+    r.compute_s += seconds_since(t);
+
+    t = Clock::now();
+    MetricSums m = batch_metrics(store_.task, logits, in.y);
+    m.loss_sum = loss_value * m.count;
+    sums.add(m);
+    ++r.batches;
+    impl_->loader->recycle(std::move(*batch));  // its vectors are reused; x keeps the rows alive while needed
+    batch.reset();
+    if (progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 2.0) {
+      progress(r.batches, num_batches);
+      last_progress = Clock::now();
+    }
+    r.other_s += seconds_since(t);
+  }
+  r.epoch_s = seconds_since(epoch_start);
+  if (sync_) {
+    std::vector<double> packed = sums.pack();
+    sync_->all_reduce_sum(packed);
+    sums = MetricSums::unpack(packed);
+  }
+  r.loss = sums.mean_loss();
+  r.train_metric = sums.value(store_.task);
+
+  CurvePoint point{epoch, r.loss, r.train_metric, 0, 0, false};
+  if (o.eval_mode != EvalMode::kNone && ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs)) {
+    if (sync_) sync_->barrier();  // every rank has finished training the epoch
+    const auto t = Clock::now();
+    auto [valid, test] = evaluate();
+    r.eval_s = seconds_since(t);
+    r.valid_metric = valid;
+    r.test_metric = test;
+    point.valid = valid, point.test = test, point.evaluated = true;
+    summary_.valid_metric = valid;
+    summary_.test_metric = test;
+    if (summary_.best_epoch < 0 || valid > summary_.best_valid_metric) {
+      summary_.best_valid_metric = valid;
+      summary_.test_at_best_valid = test;
+      summary_.best_epoch = epoch;
+    }
+  }
+  curve_.push_back(point);
+  summary_.epochs = epoch + 1;
+  summary_.train_s += r.epoch_s;
+  summary_.eval_s += r.eval_s;
+  return r;
+}
+
+MetricSums Trainer::sampled_eval(std::span<const int64_t> nodes) {
+  const TrainOptions& o = options_;
+  if (!impl_->eval_loader) {
+    impl_->eval_loader = std::make_unique<NeighborLoader>(
+        store_, loader_options(o.eval_fanouts.empty() ? o.fanouts : o.eval_fanouts, o),
+        batch_allocator_for(o.device));
+  }
+  MetricSums sums;
+  if (nodes.empty()) return sums;
+  ShardOptions s;  // the caller already took this rank's share
+  s.seed = o.seed;
+  s.batch_size = o.eval_batch_size;
+  s.shuffle = false;
+  impl_->eval_loader->start_epoch(plan_epoch(nodes, s));
+  torch::NoGradGuard no_grad;
+  const bool was_training = model_->is_training();
+  model_->eval();
+  const BatchTensorOptions tensor_options{o.norm, o.device};
+  while (auto batch = impl_->eval_loader->next()) {
+    BatchTensors in = batch_tensors(*batch, store_, impl_->features, *model_->conv(0), tensor_options);
+    sums.add(batch_metrics(store_.task, model_->forward(in.blocks, in.x), in.y));
+    impl_->eval_loader->recycle(std::move(*batch));
+  }
+  model_->train(was_training);
+  return sums;
+}
+
+std::pair<double, double> Trainer::evaluate() {
+  TORCH_CHECK(options_.eval_mode != EvalMode::kNone, "evaluate: evaluation is off (EvalMode::kNone)");
+  const std::vector<int64_t> valid = shard(store_.valid_nodes());
+  const std::vector<int64_t> test = shard(store_.test_nodes());
+  MetricSums v, t;
+  if (options_.eval_mode == EvalMode::kFullNeighbour) {
+    // One layer-wise pass for both sets: their lower layers overlap.
+    std::vector<int64_t> both(valid);
+    both.insert(both.end(), test.begin(), test.end());
+    if (!both.empty()) {
+      InferenceOptions io;
+      io.chunk_rows = options_.eval_chunk_rows;
+      io.device = options_.device;
+      const at::Tensor logits = full_neighbour_logits(*model_, store_, impl_->features, both, io);
+      const at::Tensor targets = targets_of(store_, both).to(logits.device());
+      const auto nv = static_cast<int64_t>(valid.size());
+      const auto nt = static_cast<int64_t>(test.size());
+      v = batch_metrics(store_.task, logits.narrow(0, 0, nv), targets.narrow(0, 0, nv));
+      t = batch_metrics(store_.task, logits.narrow(0, nv, nt), targets.narrow(0, nv, nt));
+    }
+  } else {
+    v = sampled_eval(valid);
+    t = sampled_eval(test);
+  }
+  if (sync_) {
+    std::vector<double> packed = v.pack();
+    const std::vector<double> pt = t.pack();
+    packed.insert(packed.end(), pt.begin(), pt.end());
+    sync_->all_reduce_sum(packed);
+    v = MetricSums::unpack(std::span<const double>(packed).first(6));
+    t = MetricSums::unpack(std::span<const double>(packed).subspan(6));
+  }
+  return {v.value(store_.task), t.value(store_.task)};
+}
+
+torch::optim::Optimizer& Trainer::optimizer() {
+  return *impl_->optimizer;
+}
+
+void Trainer::restore_progress(int64_t epochs_done, double best_valid_metric, double test_at_best_valid,
+                               int64_t best_epoch) {
+  TORCH_CHECK(epochs_done >= 0 && best_epoch < epochs_done, "restore_progress: best epoch ", best_epoch,
+              " of ", epochs_done, " epochs done");
+  summary_.epochs = epochs_done;
+  summary_.best_epoch = best_epoch;
+  summary_.best_valid_metric = best_epoch >= 0 ? best_valid_metric : 0;
+  summary_.test_at_best_valid = best_epoch >= 0 ? test_at_best_valid : 0;
+}
+
+TrainSummary Trainer::summary() const {
+  TrainSummary s = summary_;
+  s.param_digest = param_digest(*model_);
+  return s;
+}
+
+}  // namespace dgcn

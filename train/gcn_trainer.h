@@ -1,0 +1,187 @@
+// Mini-batch GCN training on sampled blocks (single process, CPU or CUDA),
+// with evaluation by layer-wise full-neighbour inference or by sampling.
+//
+//   Trainer trainer(store, options);
+//   for (int64_t e = 0; e < options.epochs; ++e) {
+//     EpochReport r = trainer.train_epoch(e);   // + evaluation when due
+//   }
+//   TrainSummary s = trainer.summary();
+//
+// Note [Training step]
+// The loader's workers sample batch i+1 (and, on CUDA, gather its feature
+// rows into pinned memory) while the trainer computes batch i; the trainer
+// turns the batch into tensors (models/batch_tensors.h: the normalized
+// adjacency of every block written straight into tensor memory, the feature
+// rows wrapped without a copy or read from the store, Note [Input gather];
+// on CUDA copied non_blocking), runs forward / backward and steps the
+// optimizer. The time of an epoch is split into waiting for the sampler,
+// compute (forward, loss, backward, gradient sync, step) and other (the
+// batch's tensors, metrics).
+//
+// Distributed training plugs in through GradSync (the trainer knows no
+// process group; train/gcn_run.h implements it over the DDP module) and
+// options.rank / world_size, which shard the seeds of every epoch (equal
+// batch counts on every rank) and the evaluation nodes
+// (train/evaluation_split.h).
+//
+// Note [Trainer randomness]
+// Every random choice derives from (seed, epoch, batch, rank): the shuffle and
+// the sampling through the loader's batch keys, the dropout masks from
+// LibTorch's generator reseeded at the start of every epoch with
+// (seed, epoch, rank). So an epoch's result depends only on the weights and
+// optimizer state it starts from, and a run resumed from a checkpoint after
+// epoch k continues bit for bit like the uninterrupted one.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <torch/optim/optimizer.h>
+
+#include "graph/graph_store.h"
+#include "models/gcn.h"
+#include "models/gcn_norm.h"
+#include "models/metrics.h"
+#include "sampling/sampled_batch.h"
+#include "train/optimizer.h"
+#include "train/training_plot.h"
+
+namespace dgcn {
+
+enum class EvalMode {
+  kFullNeighbour,  // layer-wise inference over every neighbour (exact)
+  kSampled,        // the sampled forward pass over batches of eval nodes
+  kNone,           // no evaluation (timing runs)
+};
+
+struct TrainOptions {
+  std::vector<int64_t> fanouts{15, 10, 5};  // one per GCN layer, hop 0 first; -1 = all neighbours
+  int64_t batch_size = 1024;
+  int64_t max_batches = 0;  // > 0: train only the first max_batches batches of each epoch (timing runs)
+  int64_t epochs = 10;
+  int64_t hidden = 128;
+  bool linear_head = false;
+  double dropout = 0.5;
+  double input_dropout = 0.0;
+  OptimizerOptions optimizer;                  // Adam, lr 0.01, no weight decay
+  bool weight_decay_first_layer_only = false;  // Kipf & Welling's (and PyG's gcn.py) Cora setup
+  GcnNorm norm = GcnNorm::kFullGraph;
+  bool normalize_features = false;  // divide each feature row by its sum (PyG's NormalizeFeatures)
+  c10::Device device = c10::Device(c10::DeviceType::CPU);
+  uint64_t seed = 0;
+  int compute_threads = 0;  // intra-op threads (0: LibTorch's default)
+  int loader_workers = 1;   // sampling threads working ahead of the trainer
+  int loader_queue = 4;     // batches sampled ahead
+  // CPU: the first layer reads the store's rows, no per-batch gather
+  // (Note [Input gather] in models/batch_tensors.h).
+  bool input_from_store = true;
+  EvalMode eval_mode = EvalMode::kFullNeighbour;
+  std::vector<int64_t> eval_fanouts;  // sampled evaluation (empty: the training fanouts)
+  int64_t eval_batch_size = 4096;
+  int64_t eval_every = 1;  // epochs between evaluations (the last epoch is always evaluated)
+  int64_t eval_chunk_rows = 1 << 16;
+  int rank = 0;
+  int world_size = 1;
+};
+
+// Collectives the trainer needs from a distributed runtime (implemented in
+// distributed/). A single process passes none.
+class GradSync {
+ public:
+  virtual ~GradSync() = default;
+  // Once, after the model is built and before training: e.g. broadcast the
+  // parameters from rank 0 and register gradient hooks.
+  virtual void attach(torch::nn::Module& model) = 0;
+  // After loss.backward() of every batch, before the optimizer step: when it
+  // returns, every gradient is the average over ranks.
+  virtual void finish_backward() = 0;
+  // Elementwise sum across ranks, in place (metrics, timings).
+  virtual void all_reduce_sum(std::vector<double>& values) = 0;
+  // Blocks until every rank has reached it (before each evaluation).
+  virtual void barrier() = 0;
+};
+
+struct EpochReport {
+  int64_t epoch = 0;
+  int64_t batches = 0;
+  double loss = 0;
+  double train_metric = 0;
+  std::optional<double> valid_metric, test_metric;  // when evaluated this epoch
+  double epoch_s = 0;                               // training part of the epoch, = the three below
+  double sampling_wait_s = 0;                       // trainer blocked on the loader
+  double compute_s = 0;                             // to-device, forward, backward, sync, step
+  double other_s = 0;                               // adjacency building, labels, metrics, logging
+  double eval_s = 0;                                // evaluation after the epoch
+};
+
+struct TrainSummary {
+  std::string metric;                        // "acc" or "f1"
+  double valid_metric = 0, test_metric = 0;  // of the last evaluation
+  double best_valid_metric = 0, test_at_best_valid = 0;
+  int64_t best_epoch = -1;
+  int64_t epochs = 0;
+  double train_s = 0;  // sum of epoch_s
+  double eval_s = 0;
+  std::string param_digest;
+};
+
+class Trainer {
+ public:
+  // Builds the model (seeded by options.seed, identical on every rank) and
+  // the loader. `store` must outlive the trainer; with normalize_features
+  // the trainer keeps its own normalized copy of the features. Throws
+  // dgcn::Error / c10::Error on invalid options or a store without labels.
+  Trainer(const GraphStore& store, TrainOptions options, GradSync* sync = nullptr);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains one epoch over this rank's shard of the training nodes, then
+  // evaluates when due (every eval_every epochs and at the last epoch).
+  // `progress` (optional) is called every few seconds with (batch, batches).
+  EpochReport train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress = {});
+
+  // Valid and test metric of the current model (options.eval_mode). With a
+  // GradSync, collective: each rank scores its slice of the nodes and the
+  // counts are summed over ranks.
+  std::pair<double, double> evaluate();
+
+  // After the weights and the optimizer state were restored from a
+  // checkpoint written after `epochs_done` epochs: carries the best-validation
+  // record of those epochs into summary() (best_epoch < 0: none).
+  void restore_progress(int64_t epochs_done, double best_valid_metric, double test_at_best_valid,
+                        int64_t best_epoch);
+
+  TrainSummary summary() const;
+  const std::vector<CurvePoint>& curve() const { return curve_; }
+  Gcn& model() { return model_; }
+  torch::optim::Optimizer& optimizer();  // for checkpoints
+  const TrainOptions& options() const { return options_; }
+  Task task() const { return store_.task; }
+
+ private:
+  struct Impl;
+  MetricSums sampled_eval(std::span<const int64_t> nodes);
+  std::vector<int64_t> shard(std::span<const int64_t> nodes) const;
+
+  TrainOptions options_;
+  GraphStore store_;  // shares the caller's buffers (features replaced when normalized)
+  GradSync* sync_;
+  Gcn model_{nullptr};
+  std::unique_ptr<Impl> impl_;  // loader, optimizer, feature tensor
+  std::vector<CurvePoint> curve_;
+  TrainSummary summary_;
+};
+
+// Row-normalized features (each row divided by its sum; all-zero rows stay
+// zero), as a new buffer; `num_threads` threads.
+Buffer row_normalized_features(const GraphStore& store, int num_threads);
+
+}  // namespace dgcn

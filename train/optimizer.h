@@ -1,0 +1,33 @@
+// The optimizers a run can choose, as a closed set (like GcnNorm): the name
+// on the command line, the settings a checkpoint records, and the
+// construction with an undecayed parameter group.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/optim/optimizer.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dgcn {
+
+enum class OptimizerKind { kAdam, kSgd };
+const char* optimizer_name(OptimizerKind kind);          // "adam", "sgd"
+OptimizerKind parse_optimizer(const std::string& name);  // inverse; throws dgcn::Error on other names
+
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::kAdam;
+  double lr = 0.01;
+  double momentum = 0.0;      // sgd only
+  double weight_decay = 0.0;  // L2, on the decayed group
+};
+
+// `decayed` with options.weight_decay and, when not empty, `undecayed` with
+// none (e.g. Kipf & Welling's decay of the first GCN layer only), in that
+// group order. Throws c10::Error on a negative lr, momentum or decay.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
+                                                        std::vector<at::Tensor> decayed,
+                                                        std::vector<at::Tensor> undecayed = {});
+
+}  // namespace dgcn
