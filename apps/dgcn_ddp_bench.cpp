@@ -12,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cli.h"
 #include "bench/ddp_bench.h"
 #include "distributed/launcher.h"
 #include "distributed/rank_env.h"
@@ -21,30 +22,25 @@ int main(int argc, char** argv) {
   CLI::App app{
       "dgcn-ddp-bench: step time with and without gradient sync, and all-reduce throughput, on a wide "
       "MLP or the classic GCN. Rank 0 prints one JSON object."};
+  dgcn::cli::setup(app, "dgcn-ddp-bench");
   dgcn::LaunchOptions launch;
   dgcn::DdpBenchOptions o;
   app.add_option("--model", o.model,
-                 "mlp: a stack of wide Linear layers; gcn: the classic GCN on a products-like sampled batch "
-                 "(default mlp)")
+                 "mlp: a stack of wide Linear layers; gcn: the classic GCN on a products-like sampled batch")
       ->check(CLI::IsMember({"mlp", "gcn"}));
-  app.add_option("--width", o.width, "Width of each Linear layer (default 2048)")->check(CLI::PositiveNumber);
-  app.add_option("--layers", o.layers, "Number of Linear layers (default 6: ~25M parameters)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--batch", o.batch, "Rows per rank per step (default 32)")->check(CLI::PositiveNumber);
-  app.add_option("--features", o.features, "GCN input features (default 100)")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", o.hidden, "GCN hidden features (default 128)")->check(CLI::PositiveNumber);
-  app.add_option("--classes", o.classes, "GCN classes (default 47)")->check(CLI::PositiveNumber);
-  app.add_option("--num-neighbors", o.fanouts, "GCN fanouts, one per layer, hop 0 first (default 15,10,5)")
-      ->delimiter(',')
-      ->check(CLI::PositiveNumber);
-  app.add_option("--seeds", o.seeds, "GCN seeds per rank per step (default 1024)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--steps", o.steps, "Timed steps per mode (default 8; the median is reported)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--warmup", o.warmup, "Untimed steps before each mode (default 2)")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--width", o.width, "Width of each Linear layer")->check(dgcn::cli::kPositive);
+  app.add_option("--layers", o.layers, "Number of Linear layers (6: ~25M parameters)")
+      ->check(dgcn::cli::kPositive);
+  app.add_option("--batch", o.batch, "Rows per rank per step")->check(dgcn::cli::kPositive);
+  app.add_option("--features", o.features, "GCN input features")->check(dgcn::cli::kPositive);
+  app.add_option("--hidden", o.hidden, "GCN hidden features")->check(dgcn::cli::kPositive);
+  app.add_option("--classes", o.classes, "GCN classes")->check(dgcn::cli::kPositive);
+  dgcn::cli::add_fanouts(app, "--num-neighbors", o.fanouts, "GCN fanouts, one per layer, hop 0 first");
+  app.add_option("--seeds", o.seeds, "GCN seeds per rank per step")->check(dgcn::cli::kPositive);
+  app.add_option("--steps", o.steps, "Timed steps per mode")->check(dgcn::cli::kPositive);
+  app.add_option("--warmup", o.warmup, "Untimed steps before each mode")->check(dgcn::cli::kNonNegative);
   dgcn::add_launch_flags(app, launch);
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
   try {
     if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
     const dgcn::RankEnv env = dgcn::rank_env_from_process();

@@ -8,6 +8,8 @@
 
 #include <iostream>
 
+#include "apps/cli/cli.h"
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "datasets/mnist_idx.h"
 #include "distributed/launcher.h"
@@ -20,47 +22,52 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "dgcn-mnist: the classic DDP example in C++ - Flatten + Linear(784, 10), SGD, cross-entropy, each rank "
-      "on its shard of the shuffled training set. Prints one JSON line per epoch (epoch, loss, test_acc) and "
-      "a "
-      "summary line with param_digest on stdout."};
+      "on its shard of the shuffled training set. Prints one JSON line per epoch (epoch from 1, loss, "
+      "test_acc) "
+      "and a summary line with param_digest and the run's configuration on stdout."};
+  cli::setup(app, "dgcn-mnist");
   LaunchOptions launch;
   MnistOptions options;
   std::string data_dir = kDebianFashionMnistDir;
   std::string backend = "auto";
   std::string device_name = "cpu";
-  app.add_option(
-      "--data", data_dir,
-      "Directory with the four MNIST-format IDX files, gzip or raw (default: Debian's Fashion-MNIST)");
-  app.add_option("--epochs", options.epochs, "Epochs to train in total (default 3)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--batch-size", options.batch_size, "Batch size per rank (default 64)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--lr", options.lr, "SGD learning rate (default 0.01)")->check(CLI::PositiveNumber);
-  app.add_option("--seed", options.seed,
-                 "Seed of the initial weights and of every epoch's shuffle (default 0)");
+  app.add_option("--data", data_dir,
+                 "Folder with the four MNIST-format IDX files, gzip or raw (Debian's "
+                 "Fashion-MNIST by default)");
+  app.add_option("--epochs", options.epochs, "Epochs to train in total")->check(cli::kNonNegative);
+  app.add_option("--batch-size", options.batch_size, "Batch size per rank")->check(cli::kPositive);
+  app.add_option("--lr", options.lr, "SGD learning rate")->check(cli::kPositive);
+  app.add_option("--seed", options.seed, "Seed of the initial weights and of every epoch's shuffle");
   app.add_option("--train-limit", options.train_limit, "Train on the first N training images only (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::kNonNegative);
   app.add_option("--checkpoint", options.checkpoint_dir,
-                 "Save a checkpoint into this directory after every epoch (rank 0; keeps the previous one)");
+                 "Save a checkpoint into this folder after every epoch (rank 0; keeps the newest two)");
   app.add_flag("--resume", options.resume, "Continue from the newest checkpoint in --checkpoint DIR");
-  app.add_option("--device", device_name, "cpu or cuda (cuda:LOCAL_RANK; default cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--backend", backend, "Collective backend: gloo (CPU), nccl (CUDA) or auto (default)")
+  cli::add_device(app, device_name, "cpu, cuda (rank r of a node on cuda:r) or cuda:N (one rank per node)");
+  app.add_option("--backend", backend, "Collective backend: gloo (CPU), nccl (CUDA) or auto")
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
   add_launch_flags(app, launch);
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = cli::parse(app, argc, argv)) return *code;
   if (options.resume && options.checkpoint_dir.empty()) {
     spdlog::error("--resume needs --checkpoint DIR (the folder to resume from)");
-    return 1;
+    return cli::kUsageError;
   }
+  options.data_path = data_dir;
 
   try {
     if (auto code = launch_if_requested(launch, argc, argv)) return *code;
+    remove_temporary_files_on_signals();  // a rank, not the launcher
     RankEnv env = rank_env_from_process();
     spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
-    c10::Device device = device_name == "cuda"
-                             ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank))
-                             : c10::Device(c10::kCPU);
+    const int gpu = cli::device_index(device_name, env.local_rank);
+    DGCN_CHECK(gpu < 0 || device_name == "cuda" || env.local_world_size == 1,
+               "--device {}: one GPU for {} ranks on this node; use --device cuda", device_name,
+               env.local_world_size);
+    c10::Device device =
+        gpu >= 0 ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpu)) : c10::Device(c10::kCPU);
+    if (!options.checkpoint_dir.empty() && !options.resume && env.rank == 0) {
+      cli::check_output_folder("--checkpoint", options.checkpoint_dir);
+    }
     CommBackend comm;
     try {
       comm = parse_backend(backend, device);
@@ -90,7 +97,8 @@ int main(int argc, char** argv) {
                              {"epochs", summary.epochs},
                              {"test_acc", summary.test_acc},
                              {"param_digest", summary.param_digest},
-                             {"train_seconds", summary.train_seconds}};
+                             {"train_seconds", summary.train_seconds},
+                             {"config", summary.config}};
       std::cout << line.dump() << std::endl;
     }
     return 0;

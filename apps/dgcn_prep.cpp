@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "apps/cli/cli.h"
 #include "apps/flag_names.h"
 #include "apps/prep/prep.h"
 #include "base/error.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
       "dgcn-prep: build .gcn graph stores and inspect them. Results are JSON on stdout, progress on "
       "stderr; a bad input is an error naming the file, field and values, with exit status 1 and no "
       "partial output."};
+  dgcn::cli::setup(app, "dgcn-prep");
   app.require_subcommand(1);
   // One line per subcommand (apps/prep/prep.h); a new reader adds its line here.
   dgcn::prep::register_info(app);
@@ -31,13 +33,14 @@ int main(int argc, char** argv) {
   dgcn::prep::register_ogb(app);
   dgcn::prep::register_graphsaint(app);
   dgcn::prep::register_npz(app);
+  dgcn::prep::register_planetoid(app);
   dgcn::prep::register_edgelist(app);
   dgcn::prep::register_synthetic(app);
 
   try {
     app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a usage error is 2
+    return dgcn::cli::exit_status(app, e);  // --help is 0; a usage error is 2
   } catch (const dgcn::Error& e) {
     // The readers name their arguments; these are the flags that set them.
     const std::string message = dgcn::app::with_flag_names(

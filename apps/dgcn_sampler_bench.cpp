@@ -11,6 +11,7 @@
 #include <exception>
 #include <iostream>
 
+#include "apps/cli/cli.h"
 #include "base/error.h"
 #include "bench/sampler_bench.h"
 #include "graph/gcn_format.h"
@@ -21,38 +22,29 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "dgcn-sampler-bench: how fast the neighbour sampler runs on a .gcn store, per thread count, against "
-      "this machine's random-access limit. JSON on stdout (with --json), a table on stderr."};
+      "this machine's random-access limit. One JSON object on stdout, a table on stderr."};
+  dgcn::cli::setup(app, "dgcn-sampler-bench");
   std::string data;
   dgcn::SamplerBenchOptions o;
-  bool json = false;
   app.add_option("--data", data, "the .gcn store to sample from (seeds: its training nodes)")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("--num-neighbors", o.fanouts,
-                 "fanouts per layer, hop 0 first, comma separated; -1 takes all neighbours")
-      ->delimiter(',')
-      ->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "seed nodes per batch")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  dgcn::cli::add_fanouts(app, "--num-neighbors", o.fanouts,
+                         "fanouts per layer, hop 0 first, comma separated; -1 takes all neighbours");
+  app.add_option("--batch-size", o.batch_size, "seed nodes per batch")->check(dgcn::cli::kPositive);
   app.add_option("--threads", o.threads,
                  "thread counts to measure, comma separated; each runs that many loader workers, and as many "
                  "threads inside one batch for the intra-batch figure")
-      ->delimiter(',')
-      ->capture_default_str();
+      ->delimiter(',');
   app.add_option("--batches", o.batches, "measured batches per run (after a warm-up)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--seed", o.seed, "random seed of the shuffle and the sampling")->capture_default_str();
+      ->check(dgcn::cli::kPositive);
+  app.add_option("--seed", o.seed, "random seed of the shuffle and the sampling");
   app.add_option("--queue-depth", o.queue_depth, "batches the loader samples ahead")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(dgcn::cli::kPositive);
   app.add_flag("--replace", o.replace, "sample with replacement");
   app.add_flag("!--no-gather", o.gather, "skip the run that gathers features and labels");
   app.add_option("--limit-seconds", o.limit_seconds, "seconds per random-access-limit measurement")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_flag("--json", json, "print the result as one JSON object on stdout");
+      ->check(dgcn::cli::kPositive);
 
   try {
     app.parse(argc, argv);
@@ -63,9 +55,9 @@ int main(int argc, char** argv) {
                  load_stats.seconds);
     nlohmann::json result = dgcn::run_sampler_bench(store, o, data);
     std::cerr << dgcn::sampler_bench_table(result);
-    if (json) std::cout << result.dump() << std::endl;
+    std::cout << result.dump() << std::endl;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return dgcn::cli::exit_status(app, e);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dgcn-sampler-bench: error: %s\n", e.what());
     return 1;

@@ -9,40 +9,40 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cli.h"
 #include "bench/spmm_bench.h"
 #include "models/cpu_allocator.h"
 
 int main(int argc, char** argv) {
   dgcn::SpmmBenchOptions o;
-  CLI::App app{"dgcn-spmm-bench: SpMM on a products-like sampled block vs this machine's memory bandwidth"};
-  app.add_option("--fanouts", o.batch.fanouts, "Fanouts of the modelled batch, hop 0 first (default 15 10 5)")
-      ->delimiter(',');
+  CLI::App app{
+      "dgcn-spmm-bench: SpMM on a products-like sampled block vs this machine's memory bandwidth. One JSON "
+      "object on stdout."};
+  dgcn::cli::setup(app, "dgcn-spmm-bench");
+  dgcn::cli::add_fanouts(app, "--num-neighbors", o.batch.fanouts,
+                         "Fanouts of the modelled batch, hop 0 first");
   app.add_option("--new-fraction", o.batch.new_fraction,
-                 "Per hop, the chance a sampled neighbour is a node not seen before (default 0.97,0.85,0.6)")
+                 "Per hop, the chance a sampled neighbour is a node not seen before")
       ->delimiter(',');
-  app.add_option("--seeds", o.batch.seeds, "Seeds of the modelled batch (default 1024)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--features", o.features, "Width of x: features aggregated per entry (default 100)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--out-features", o.out_features,
-                 "Output width of the dense transform measured (default 128)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--classes", o.classes, "Classes of the model of the training-step measurement (default 47)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--threads", o.threads, "Threads (default: all cores)")->check(CLI::NonNegativeNumber);
-  app.add_option("--reps", o.reps, "Repetitions; the best time counts (default 10)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--stream-mb", o.stream_mb, "Size of each STREAM array in MiB (default 256)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--device", o.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--seed", o.batch.seed, "Seed of the synthetic block (default 1)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--seeds", o.batch.seeds, "Seeds of the modelled batch")->check(dgcn::cli::kPositive);
+  app.add_option("--features", o.features, "Width of x: features aggregated per entry")
+      ->check(dgcn::cli::kPositive);
+  app.add_option("--out-features", o.out_features, "Output width of the dense transform measured")
+      ->check(dgcn::cli::kPositive);
+  app.add_option("--classes", o.classes, "Classes of the model of the training-step measurement")
+      ->check(dgcn::cli::kPositive);
+  app.add_option("--threads", o.threads, "Threads (0: all cores)")->check(dgcn::cli::kNonNegative);
+  app.add_option("--reps", o.reps, "Repetitions; the best time counts")->check(dgcn::cli::kPositive);
+  app.add_option("--stream-mb", o.stream_mb, "Size of each STREAM array in MiB")->check(dgcn::cli::kPositive);
+  dgcn::cli::add_device(app, o.device, "cpu, cuda or cuda:N");
+  app.add_option("--seed", o.batch.seed, "Seed of the synthetic block");
+  if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
   // stdout carries the JSON result only; logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-spmm-bench"));
   if (o.batch.new_fraction.size() != o.batch.fanouts.size()) {
-    std::cerr << "dgcn-spmm-bench: --new-fraction needs one value per fanout (" << o.batch.fanouts.size()
-              << ")\n";
-    return 1;
+    std::cerr << "dgcn-spmm-bench: --new-fraction needs one value per fanout of --num-neighbors ("
+              << o.batch.fanouts.size() << ")\n";
+    return dgcn::cli::kUsageError;
   }
   try {
     dgcn::install_caching_cpu_allocator(size_t{4} << 30);

@@ -1,6 +1,7 @@
 #include "base/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,7 +18,49 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
+// The live temporaries, for the signal handler: a fixed table it can read
+// without locks or allocation (state 2 = a complete path is in `path`).
+constexpr int kSlots = 64;
+constexpr size_t kPathBytes = 4096;
+struct TempSlot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 registered
+  char path[kPathBytes];
+};
+TempSlot g_temps[kSlots];
+
+int register_temp(const std::string& path) {
+  if (path.size() >= kPathBytes) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (g_temps[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_temps[i].path, path.c_str(), path.size() + 1);
+      g_temps[i].state.store(2);
+      return i;
+    }
+  }
+  return -1;  // more than kSlots at once: this one is not cleaned up on a signal
+}
+
+void unregister_temp(int slot) {
+  if (slot >= 0) g_temps[slot].state.store(0);
+}
+
+extern "C" void remove_temps_and_die(int sig) {
+  for (TempSlot& t : g_temps) {
+    if (t.state.load() == 2) ::unlink(t.path);  // async-signal-safe
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
 }  // namespace
+
+void remove_temporary_files_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = remove_temps_and_die;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM}) ::sigaction(sig, &sa, nullptr);
+}
 
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   static std::atomic<uint64_t> counter{0};
@@ -26,6 +69,7 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   DGCN_CHECK(fd >= 0, "cannot write {}: creating the temporary file {} failed: {}", target_, temp_,
              errno_text(errno));
   fd_ = UniqueFd(fd);
+  slot_ = register_temp(temp_);
 }
 
 AtomicFile::~AtomicFile() {
@@ -33,6 +77,7 @@ AtomicFile::~AtomicFile() {
     fd_.reset();
     ::unlink(temp_.c_str());
   }
+  unregister_temp(slot_);
 }
 
 void AtomicFile::commit() {
@@ -43,6 +88,8 @@ void AtomicFile::commit() {
   DGCN_CHECK(::rename(temp_.c_str(), target_.c_str()) == 0, "cannot write {}: rename from {} failed: {}",
              target_, temp_, errno_text(errno));
   committed_ = true;
+  unregister_temp(slot_);  // the temporary's name is gone now
+  slot_ = -1;
   // Make the rename itself durable. A failure here leaves a complete file in
   // place, so it is not worth failing the whole write for.
   std::string dir = std::filesystem::path(target_).parent_path().string();

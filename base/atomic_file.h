@@ -43,10 +43,17 @@ class AtomicFile {
  private:
   std::string target_;
   std::string temp_;
+  int slot_ = -1;  // in the signal handler's list of temporaries
   UniqueFd fd_;
   uint64_t written_ = 0;
   bool committed_ = false;
 };
+
+// Makes SIGINT and SIGTERM remove every AtomicFile's temporary before the
+// process ends by the signal's default action, so an interrupted run leaves
+// no "*.tmp-*" files. Call once, early in main (not in a process that
+// installs its own handlers, such as the launcher).
+void remove_temporary_files_on_signals();
 
 // `bytes` as the whole content of `path`, through an AtomicFile.
 void write_file_atomically(const std::string& path, std::span<const std::byte> bytes);

@@ -92,10 +92,11 @@ nlohmann::json run_spmm_bench(const SpmmBenchOptions& o) {
   DGCN_CHECK(o.batch.new_fraction.size() == o.batch.fanouts.size(),
              "spmm bench: new_fraction has {} values for {} fanouts (one per fanout)",
              o.batch.new_fraction.size(), o.batch.fanouts.size());
-  DGCN_CHECK(o.device == "cpu" || o.device == "cuda", "spmm bench: device '{}' (cpu or cuda)", o.device);
+  DGCN_CHECK(o.device == "cpu" || o.device.rfind("cuda", 0) == 0,
+             "spmm bench: device '{}' (cpu, cuda or cuda:N)", o.device);
   if (o.threads > 0) at::set_num_threads(o.threads);
   const int threads = at::get_num_threads();
-  const torch::Device device(o.device == "cuda" ? torch::kCUDA : torch::kCPU);
+  const torch::Device device(o.device);  // "cpu", "cuda", "cuda:N"
   DGCN_CHECK(!device.is_cuda() || (spmm_has_cuda() && torch::cuda::is_available()),
              "spmm bench: device cuda needs a CUDA build and a visible GPU");
   torch::manual_seed(static_cast<int64_t>(o.batch.seed));

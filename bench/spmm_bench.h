@@ -24,7 +24,7 @@ struct SpmmBenchOptions {
   int threads = 0;             // LibTorch threads (0: its default)
   int reps = 10;               // repetitions; the best time counts
   int64_t stream_mb = 256;     // size of each STREAM array in MiB
-  std::string device = "cpu";  // "cpu" or "cuda"
+  std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
 };
 
 // Runs every measurement; returns the JSON object dgcn-spmm-bench prints

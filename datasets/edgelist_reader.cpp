@@ -10,6 +10,7 @@
 #include "base/mutex.h"
 #include "datasets/csv.h"
 #include "datasets/store_assembly.h"
+#include "graph/file_kind.h"
 
 namespace dgcn::datasets {
 
@@ -46,6 +47,10 @@ int split_fields(std::string_view text, std::string_view& a, std::string_view& b
 GraphStore read_edgelist(const EdgeListOptions& options) {
   const int threads = resolve_threads(options.num_threads);
   const std::string& path = options.file;
+  const FileKind kind = file_kind(path);
+  DGCN_CHECK(
+      kind != FileKind::kGcn && kind != FileKind::kZip && kind != FileKind::kNpy && kind != FileKind::kPickle,
+      "{}: not an edge list: {}", path, file_kind_hint(path));
   const int64_t limit = options.num_nodes > 0 ? options.num_nodes : INT64_MAX;
 
   struct {

@@ -198,7 +198,12 @@ void read_class_map(const std::string& path, int64_t num_nodes, int64_t num_clas
 }
 
 GraphStore read_graphsaint(const GraphSaintOptions& options) {
-  const fs::path root(options.root);
+  // PyG's dataset folder (AmazonProducts/ with raw/ inside) or raw/ itself.
+  std::error_code ec;
+  const fs::path root = !fs::exists(fs::path(options.root) / "adj_full.npz", ec) &&
+                                fs::exists(fs::path(options.root) / "raw" / "adj_full.npz", ec)
+                            ? fs::path(options.root) / "raw"
+                            : fs::path(options.root);
   const int threads = resolve_threads(options.num_threads);
   GraphStore store;
   Json meta = {{"reader", "graphsaint"}, {"root", options.root}};

@@ -20,7 +20,7 @@
 namespace dgcn::datasets {
 
 struct GraphSaintOptions {
-  std::string root;         // DIR
+  std::string root;         // DIR holding adj_full.npz, or PyG's dataset folder with raw/ inside
   EdgeOptions edges;        // default: symmetrize, drop loops/duplicates
   int num_threads = 0;      // 0 = every core
   int64_t num_classes = 0;  // single-label only: 0 = largest label + 1, else labels must be below it

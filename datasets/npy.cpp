@@ -11,6 +11,7 @@
 #include <memory>
 #include <string_view>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "datasets/csv.h"
 
@@ -406,6 +407,41 @@ std::vector<std::string> to_strings(const NpyArray& array, const std::string& wh
     out.push_back(std::move(s));
   }
   return out;
+}
+
+void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data) {
+  const char* descr = dtype == DType::kInt64     ? "<i8"
+                      : dtype == DType::kInt32   ? "<i4"
+                      : dtype == DType::kFloat32 ? "<f4"
+                      : dtype == DType::kFloat64 ? "<f8"
+                                                 : nullptr;
+  DGCN_CHECK(descr != nullptr, "npy {}: writing {} arrays is not supported", path, dtype_name(dtype));
+  static_assert(std::endian::native == std::endian::little,
+                "npy: written as this machine's (little-endian) bytes");
+  std::string dims;
+  uint64_t count = 1;
+  for (int64_t d : shape) {
+    DGCN_CHECK(d >= 0, "npy {}: negative dimension {}", path, d);
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    count *= static_cast<uint64_t>(d);
+  }
+  if (shape.size() == 1) dims += ",";  // Python's one-element tuple: (3,)
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
+  // magic (6) + version (2) + length (2) + header, padded with spaces and a
+  // newline to a multiple of 64 bytes.
+  const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - 10 - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::string prefix = "\x93NUMPY\x01";
+  prefix.push_back('\0');
+  prefix.push_back(static_cast<char>(header.size() & 0xff));
+  prefix.push_back(static_cast<char>(header.size() >> 8));
+  const size_t item = dtype == DType::kInt32 || dtype == DType::kFloat32 ? 4 : 8;
+  AtomicFile out(path);
+  out.write(prefix.data(), prefix.size());
+  out.write(header.data(), header.size());
+  if (count > 0) out.write(data, static_cast<size_t>(count) * item);
+  out.commit();
 }
 
 }  // namespace dgcn::datasets

@@ -80,6 +80,11 @@ NpyArray read_npy(const std::function<size_t(void*, size_t)>& read, uint64_t dec
 // Reads an .npy file.
 NpyArray read_npy_file(const std::string& path);
 
+// Writes `data` as an .npy file (format 1.0, C order, little-endian) numpy
+// reads with np.load, atomically (base/atomic_file.h). dtype: kInt64,
+// kInt32, kFloat32 or kFloat64; `data` holds product(shape) elements.
+void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data);
+
 // Checked conversions; `what` names the array in errors.
 // Any integer dtype (and bool) to int64 (uint64 above INT64_MAX is an error).
 std::vector<int64_t> to_int64(const NpyArray& array, const std::string& what);

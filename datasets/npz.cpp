@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "graph/file_kind.h"
 
 namespace dgcn::datasets {
 
@@ -34,7 +35,9 @@ NpzArchive::NpzArchive(std::string path) : path_(std::move(path)) {
     zip_error_init_with_code(&error, code);
     std::string reason = zip_error_strerror(&error);
     zip_error_fini(&error);
-    throw Error(fmt::format("{}: not a readable .npz (zip) archive: {}", path_, reason));
+    const std::string hint = file_kind(path_) == FileKind::kZip ? "" : file_kind_hint(path_);
+    throw Error(fmt::format("{}: not a readable .npz (zip) archive: {}{}", path_, reason,
+                            hint.empty() ? "" : "; " + hint));
   }
   zip_int64_t n = zip_get_num_entries(archive_, 0);
   for (zip_int64_t i = 0; i < n; ++i) {

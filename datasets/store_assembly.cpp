@@ -14,7 +14,11 @@ nlohmann::json set_graph(GraphStore& store, int64_t num_nodes, std::vector<int64
   EdgeStats stats;
   {
     std::vector<int64_t> s = std::move(src), d = std::move(dst);
-    store.graph = build_csr(num_nodes, s, d, options, num_threads, what, &stats);
+    // Row v lists the nodes v aggregates from. Directed: its in-neighbours,
+    // the sources of edges u -> v (PyG's flow source_to_target); symmetrized
+    // graphs are the same either way.
+    store.graph = options.symmetrize ? build_csr(num_nodes, s, d, options, num_threads, what, &stats)
+                                     : build_csr(num_nodes, d, s, options, num_threads, what, &stats);
   }
   store.degree = degrees_of(store.graph, num_threads);
   return {{"symmetrize", options.symmetrize},

@@ -18,7 +18,8 @@ namespace dgcn::datasets {
 int resolve_threads(int num_threads);
 
 // Builds store.graph and store.degree from src[i] -> dst[i] (the vectors are
-// released once the CSR is built) and returns what happened as JSON
+// released once the CSR is built; without symmetrize, row v holds v's
+// in-neighbours: a directed edge u -> v puts u in v's row) and returns what happened as JSON
 // ({"input_edges", "self_loops_dropped", "duplicates_dropped", "symmetrize", ...}).
 nlohmann::json set_graph(GraphStore& store, int64_t num_nodes, std::vector<int64_t>&& src,
                          std::vector<int64_t>&& dst, const EdgeOptions& options, int num_threads,

@@ -205,25 +205,25 @@ void add_launch_flags(CLI::App& app, LaunchOptions& options) {
   app.add_option("--nproc-per-node", options.nproc_per_node,
                  "Start this many ranks on this node and supervise them (built-in launcher). "
                  "Ignored when RANK is already set (torchrun, srun or mpirun wrapper)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 4096));
   app.add_option("--nnodes", options.nnodes, "Number of nodes in the job (each runs one launcher)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 65536));
   app.add_option("--node-rank", options.node_rank, "This node's index in [0, --nnodes)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 65535));
   app.add_option("--master-addr", options.master_addr,
-                 "Address of node 0, where rank 0 hosts the rendezvous store (default 127.0.0.1, "
-                 "single node only)");
+                 "Address of node 0, where rank 0 hosts the rendezvous store (127.0.0.1 on a single node)");
   app.add_option("--master-port", options.master_port,
-                 "Port of the rendezvous store (default: a free port on one node, 29500 on several)")
+                 "Port of the rendezvous store (0: a free port on one node, 29500 on several)")
       ->check(CLI::Range(0, 65535));
   app.add_option_function<double>(
          "--timeout",
          [&options](double seconds) {
            options.timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
          },
-         "Collective and rendezvous timeout in seconds (default 60): a rank stuck this long in a "
-         "collective fails, and the launcher stops the others")
-      ->check(CLI::PositiveNumber);
+         "Collective and rendezvous timeout in seconds: a rank stuck this long in a collective fails, and "
+         "the launcher stops the others")
+      ->default_str("60")
+      ->check(CLI::Range(0.001, 1e6));
 }
 
 int find_free_port() {

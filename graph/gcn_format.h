@@ -31,6 +31,7 @@
 //
 //   section table, S entries of 96 bytes
 //     0    16  name, ASCII, NUL-padded: indptr indices features labels train valid test degree
+//              node_ids
 //    16     1  dtype (u8): 1 int32, 2 int64, 3 float32, 4 uint8
 //    17     1  codec (u8): 0 raw, 1 zstd
 //    18     6  reserved, zero
@@ -59,7 +60,8 @@
 // Section shapes follow the header scalars (n = num_nodes):
 //   indptr int64 [n+1]; indices int32|int64 [num_edges]; features float32
 //   [n, num_features]; labels int32 [n] (single-label) or uint8 [n, ceil(C/8)]
-//   (multi-label); train/valid/test int64 [k]; degree int32 [n].
+//   (multi-label); train/valid/test int64 [k]; degree int32 [n]; node_ids int64
+//   [n], the source dataset's id of each node (written by a reordering).
 // Empty sections are not stored; a reader treats a missing section as empty.
 #pragma once
 

@@ -10,6 +10,7 @@
 #include "base/digest.h"
 #include "base/error.h"
 #include "base/file_io.h"
+#include "graph/file_kind.h"
 
 static_assert(std::endian::native == std::endian::little, "the .gcn reader assumes a little-endian host");
 
@@ -199,6 +200,7 @@ SectionShape expected_shape(std::string_view name, const GcnHeader& h, const std
   }
   if (name == "train" || name == "valid" || name == "test") return {GcnDtype::kInt64, n, 1, true};
   if (name == "degree") return {GcnDtype::kInt32, n, 1, false};
+  if (name == "node_ids") return {GcnDtype::kInt64, n, 1, true};  // none, or one per node (validate)
   throw Error(fmt::format("{}: unknown section name", what));
 }
 
@@ -280,12 +282,17 @@ std::vector<std::byte> encode_header(const GcnHeader& h) {
 }
 
 uint64_t check_fixed_header(std::span<const std::byte> fixed, uint64_t file_size, const std::string& path) {
+  const bool magic_prefix = std::memcmp(fixed.data(), kMagic, std::min(fixed.size(), sizeof(kMagic))) == 0;
+  if (!looks_like_gcn(fixed) && !magic_prefix) {
+    const std::string hint = file_kind_hint(path, fixed);
+    DGCN_CHECK(fixed.size() >= 8, "{}: not a .gcn file: {} bytes{}", path, fixed.size(),
+               hint.empty() ? "" : "; " + hint);
+    throw Error(fmt::format("{}: not a .gcn file: magic bytes are {}, expected 89 47 43 4e 0d 0a 1a 0a{}",
+                            path, hex_bytes(fixed.first(8)), hint.empty() ? "" : "; " + hint));
+  }
   DGCN_CHECK(fixed.size() >= kFixedHeaderBytes,
              "{}: not a .gcn file: {} bytes, shorter than the {}-byte header (truncated?)", path,
              fixed.size(), kFixedHeaderBytes);
-  DGCN_CHECK(std::memcmp(fixed.data(), kMagic, sizeof(kMagic)) == 0,
-             "{}: not a .gcn file: magic bytes are {}, expected 89 47 43 4e 0d 0a 1a 0a", path,
-             hex_bytes(fixed.first(8)));
   const auto version = get<uint32_t>(fixed, 8);
   DGCN_CHECK(version == kGcnVersion, "{}: .gcn format version {}, this build reads version {}", path, version,
              kGcnVersion);

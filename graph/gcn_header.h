@@ -27,8 +27,8 @@ inline constexpr uint64_t kMaxFrameBytes = uint64_t{1} << 30;
 inline constexpr uint64_t kMaxZstdRatio = 32768;
 
 // The section names in the order the writer stores them.
-inline constexpr std::string_view kSectionNames[] = {"indptr", "indices", "features", "labels",
-                                                     "train",  "valid",   "test",     "degree"};
+inline constexpr std::string_view kSectionNames[] = {"indptr", "indices", "features", "labels",  "train",
+                                                     "valid",  "test",    "degree",   "node_ids"};
 
 struct SectionShape {
   GcnDtype dtype;

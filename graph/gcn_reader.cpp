@@ -60,6 +60,7 @@ GraphStore assemble_store(const GcnHeader& h, std::vector<Buffer> sections, cons
   s.valid = take("valid");
   s.test = take("test");
   s.degree = take("degree");
+  s.source_ids = take("node_ids");
   s.metadata_json = h.metadata_json;
   if (options.validate) {
     const auto t0 = Clock::now();

@@ -31,6 +31,7 @@ const Buffer& buffer_named(const GraphStore& s, std::string_view name) {
   if (name == "train") return s.train;
   if (name == "valid") return s.valid;
   if (name == "test") return s.test;
+  if (name == "node_ids") return s.source_ids;
   return s.degree;
 }
 

@@ -1,9 +1,11 @@
 #include "graph/graph_store.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <vector>
 
+#include "base/digest.h"
 #include "base/parallel.h"
 
 namespace dgcn {
@@ -110,6 +112,15 @@ void GraphStore::validate(const std::string& what, int num_threads) const {
   check_split(what, "valid", valid.as<int64_t>(), n, owner, 2);
   check_split(what, "test", test.as<int64_t>(), n, owner, 3);
 
+  DGCN_CHECK(source_ids.empty() || source_ids.size() == static_cast<size_t>(n) * sizeof(int64_t),
+             "{}: node_ids has {} entries, expected none or one per node ({})", what,
+             source_ids.size() / sizeof(int64_t), n);
+  if (!source_ids.empty()) {
+    auto ids = source_ids.as<int64_t>();
+    const int64_t neg = first_where(n, num_threads, [&](int64_t v) { return ids[v] < 0; });
+    DGCN_CHECK(neg < 0, "{}: node_ids[{}] is {}, expected a source id >= 0", what, neg,
+               neg < 0 ? 0 : ids[neg]);
+  }
   DGCN_CHECK(degree.size() == static_cast<size_t>(n) * sizeof(int32_t),
              "{}: degree has {} bytes, expected {} int32", what, degree.size(), n);
   auto d = degree.as<int32_t>();
@@ -132,6 +143,31 @@ Buffer degrees_of(const Csr& graph, int num_threads) {
     }
   });
   return out;
+}
+
+std::string content_digest(const GraphStore& s, int num_threads) {
+  // Each array in fixed chunks hashed in parallel, then the chunk digests in
+  // order: the result does not depend on the thread count.
+  constexpr size_t kChunk = size_t{16} << 20;
+  Digest digest;
+  const int64_t scalars[] = {s.num_nodes(), s.num_edges(), s.num_features, s.num_classes,
+                             static_cast<int64_t>(s.task)};
+  digest.update(scalars, sizeof(scalars));
+  for (const Buffer* b : {&s.graph.indptr_buffer(), &s.graph.indices_buffer(), &s.features, &s.labels,
+                          &s.train, &s.valid, &s.test}) {
+    const size_t chunks = (b->size() + kChunk - 1) / kChunk;
+    std::vector<uint64_t> parts(chunks);
+    parallel_for_chunks(static_cast<int64_t>(chunks), 1, num_threads, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        const size_t off = static_cast<size_t>(c) * kChunk;
+        parts[static_cast<size_t>(c)] = hash_bytes(b->data() + off, std::min(kChunk, b->size() - off));
+      }
+    });
+    const uint64_t size = b->size();
+    digest.update_value(size);
+    digest.update(parts.data(), parts.size() * sizeof(uint64_t));
+  }
+  return digest.hex();
 }
 
 }  // namespace dgcn

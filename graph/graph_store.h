@@ -41,6 +41,10 @@ struct GraphStore {
   // length). GCN normalization uses it, also for nodes seen through a sample.
   Buffer degree;
 
+  // int64 [num_nodes]: each node's id in the source dataset, kept through
+  // reordering (dgcn-prep --reorder); empty when the ids are the source's own.
+  Buffer source_ids;
+
   // Free-form JSON object describing where the store came from (reader,
   // options, seed); kept verbatim in the file.
   std::string metadata_json = "{}";
@@ -61,6 +65,7 @@ struct GraphStore {
   std::span<const int64_t> valid_nodes() const { return valid.as<int64_t>(); }
   std::span<const int64_t> test_nodes() const { return test.as<int64_t>(); }
   std::span<const int32_t> degrees() const { return degree.as<int32_t>(); }
+  int64_t source_id(int64_t v) const { return source_ids.empty() ? v : source_ids.as<int64_t>()[v]; }
 
   // Checks every invariant across the arrays (sizes, finite features, labels
   // in range, splits in range / increasing / disjoint, degree == row length)
@@ -71,5 +76,11 @@ struct GraphStore {
 
 // Fills `degree` from the CSR row lengths (int32; checks they fit).
 Buffer degrees_of(const Csr& graph, int num_threads);
+
+// A digest (16 hex digits, XXH3) of everything the store holds for training
+// (CSR, features, labels, splits, task and sizes; not its metadata or source
+// ids): equal digests mean the same data, whatever the file's encoding or
+// path. The same for any `num_threads`.
+std::string content_digest(const GraphStore& store, int num_threads);
 
 }  // namespace dgcn

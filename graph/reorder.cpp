@@ -261,6 +261,9 @@ GraphStore permute(const GraphStore& s, std::span<const int64_t> perm, int num_t
   out.train = rename_split(s.train, inv);
   out.valid = rename_split(s.valid, inv);
   out.test = rename_split(s.test, inv);
+  // The source ids follow their nodes: new node i is old node perm[i].
+  out.source_ids = s.source_ids.empty() ? Buffer::from_vector(std::vector<int64_t>(perm.begin(), perm.end()))
+                                        : gather_rows(s.source_ids, sizeof(int64_t), perm, num_threads);
 
   PermuteReport r{bandwidth(s.graph, num_threads), bandwidth(out.graph, num_threads)};
   out.metadata_json = metadata_with(

@@ -86,6 +86,7 @@ BatchTensors batch_tensors(const LoadedBatch& batch, const GraphStore& store,
     t.x = wrap_features(batch, store.num_features);
   }
   t.y = targets_from_rows(store, batch.labels, sample.num_seeds);
+  t.labelled = labelled_rows(store.task, t.y);  // on the host, before any copy
   if (cuda) {
     for (auto& a : t.blocks) a = a.to(options.device, /*non_blocking=*/true);
     t.x = t.x.to(options.device, /*non_blocking=*/true);

@@ -55,6 +55,7 @@ struct BatchTensors {
   std::vector<CsrTensor> blocks;  // every layer's normalized adjacency, forward order
   at::Tensor x;                   // the first layer's input rows (see Note [Input gather])
   at::Tensor y;                   // the seeds' targets (models/metrics.h)
+  int64_t labelled = 0;           // seeds with a label (Note [Unlabelled nodes])
 };
 
 // `batch` as tensors on options.device. With gathered rows, x wraps them;

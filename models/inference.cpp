@@ -45,6 +45,12 @@ std::vector<int64_t> with_neighbours(const Csr& graph, const std::vector<int64_t
 
 at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
                                  std::span<const int64_t> nodes, const InferenceOptions& options) {
+  return full_neighbour_outputs(model, store, features, nodes, options, 0).logits;
+}
+
+InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
+                                        std::span<const int64_t> nodes, const InferenceOptions& options,
+                                        int64_t embedding_layer) {
   const int64_t n = store.num_nodes();
   const int64_t layers = model.num_layers();
   TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&
@@ -53,6 +59,8 @@ at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const 
               features.sizes(), ", ", features.scalar_type(), ")");
   TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows,
               ")");
+  TORCH_CHECK(embedding_layer >= 0 && embedding_layer <= layers, "inference: no layer ", embedding_layer,
+              " to take embeddings from (the model has ", layers, ")");
   torch::NoGradGuard no_grad;
   EvalModeGuard eval(model);
 
@@ -71,6 +79,7 @@ at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const 
   // reads the features, whose rows are the node ids: not compact).
   at::Tensor h = features.to(options.device);
   bool compact = false;
+  at::Tensor embeddings;          // layer embedding_layer's output at `nodes`
   std::vector<int32_t> position;  // node -> row of h, -1 when absent
   for (int64_t l = 0; l < layers; ++l) {
     const std::vector<int64_t>& r = rows[static_cast<size_t>(l)];
@@ -105,11 +114,21 @@ at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const 
     position.assign(static_cast<size_t>(n), -1);
     for (size_t i = 0; i < r.size(); ++i) position[static_cast<size_t>(r[i])] = static_cast<int32_t>(i);
     compact = true;
+    if (l + 1 == embedding_layer && embedding_layer < layers) {
+      // Layer l's rows hold every target node (each layer's rows include the next's).
+      std::vector<int64_t> pick(nodes.size());
+      for (size_t i = 0; i < nodes.size(); ++i) pick[i] = position[static_cast<size_t>(nodes[i])];
+      embeddings = h.index_select(0, torch::tensor(pick, torch::kLong).to(h.device()));
+    }
   }
-  const at::Tensor logits = model.head(h);
+  InferenceOutputs out;
   std::vector<int64_t> pick(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) pick[i] = position[static_cast<size_t>(nodes[i])];
-  return logits.index_select(0, torch::tensor(pick, torch::kLong).to(logits.device()));
+  const at::Tensor rows_of_nodes = torch::tensor(pick, torch::kLong).to(h.device());
+  out.logits = model.head(h).index_select(0, rows_of_nodes);
+  if (embedding_layer == layers) out.embeddings = h.index_select(0, rows_of_nodes);
+  if (embedding_layer > 0 && embedding_layer < layers) out.embeddings = embeddings;
+  return out;
 }
 
 }  // namespace dgcn

@@ -34,4 +34,14 @@ struct InferenceOptions {
 at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
                                  std::span<const int64_t> nodes, const InferenceOptions& options);
 
+struct InferenceOutputs {
+  at::Tensor logits;      // [nodes x classes]
+  at::Tensor embeddings;  // [nodes x width of that layer], when asked for
+};
+// The same, plus the output of GCN layer `embedding_layer` (its number, 1 =
+// the first; after its ReLU for a hidden layer) at `nodes`; 0: none.
+InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
+                                        std::span<const int64_t> nodes, const InferenceOptions& options,
+                                        int64_t embedding_layer);
+
 }  // namespace dgcn

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 namespace dgcn {
 namespace {
 
@@ -22,6 +24,19 @@ at::Tensor classification_loss(Task task, const at::Tensor& logits, const at::Te
   // Unlabelled nodes (-1) carry no loss.
   if (task == Task::kSingleLabel) return at::cross_entropy_loss(logits, targets, {}, at::Reduction::Mean, -1);
   return at::binary_cross_entropy_with_logits(logits, targets);
+}
+
+at::Tensor classification_loss_sum(Task task, const at::Tensor& logits, const at::Tensor& targets) {
+  TORCH_CHECK(task != Task::kNone, "loss: the store has no labels (task none)");
+  if (task == Task::kSingleLabel) return at::cross_entropy_loss(logits, targets, {}, at::Reduction::Sum, -1);
+  // Per row: the mean over its classes, as the mean loss counts it.
+  return at::binary_cross_entropy_with_logits(logits, targets, {}, {}, at::Reduction::Sum) /
+         static_cast<double>(std::max<int64_t>(1, logits.size(1)));
+}
+
+int64_t labelled_rows(Task task, const at::Tensor& targets) {
+  if (task != Task::kSingleLabel) return targets.size(0);
+  return targets.ge(0).sum().item<int64_t>();
 }
 
 void MetricSums::add(const MetricSums& o) {
@@ -56,16 +71,19 @@ MetricSums batch_metrics(Task task, const at::Tensor& logits_in, const at::Tenso
   at::NoGradGuard no_grad;
   const at::Tensor logits = logits_in.detach();
   MetricSums m;
-  m.count = static_cast<double>(logits.size(0));
   if (task == Task::kMultiLabel) {
+    m.count = static_cast<double>(logits.size(0));
     const at::Tensor pred = logits > 0;
     const at::Tensor truth = targets_in.to(logits.device()) > 0.5;
     m.tp = static_cast<double>((pred & truth).sum().item<int64_t>());
     m.fp = static_cast<double>((pred & ~truth).sum().item<int64_t>());
     m.fn = static_cast<double>((~pred & truth).sum().item<int64_t>());
   } else {
-    m.correct =
-        static_cast<double>((logits.argmax(1) == targets_in.to(logits.device())).sum().item<int64_t>());
+    // Note [Unlabelled nodes]: rows labelled -1 count nowhere.
+    const at::Tensor targets = targets_in.to(logits.device());
+    const at::Tensor labelled = targets.ge(0);
+    m.count = static_cast<double>(labelled.sum().item<int64_t>());
+    m.correct = static_cast<double>(((logits.argmax(1) == targets) & labelled).sum().item<int64_t>());
   }
   return m;
 }

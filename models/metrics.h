@@ -16,12 +16,25 @@
 
 namespace dgcn {
 
-// Mean loss over the rows: cross-entropy against int64 class ids [n]
-// (single-label) or BCE-with-logits against float {0, 1} [n x C] (multi-label).
+// Note [Unlabelled nodes]
+// A single-label node may have no label (-1, as OGB's nan labels become).
+// It counts nowhere: not in the loss, not in accuracy's denominator, not in
+// the weighting of the epoch's loss, not in the average of the gradients
+// over ranks (the trainer takes the union mean over labelled seeds, as one
+// process on the union batch would). Multi-label rows are always labelled.
+
+// Mean loss over the labelled rows: cross-entropy against int64 class ids
+// [n] (single-label; -1 rows ignored) or BCE-with-logits against float
+// {0, 1} [n x C] (multi-label). NaN when no row is labelled: see
+// classification_loss_sum.
 at::Tensor classification_loss(Task task, const at::Tensor& logits, const at::Tensor& targets);
+// The sum of the per-row losses over the labelled rows (0 when none is).
+at::Tensor classification_loss_sum(Task task, const at::Tensor& logits, const at::Tensor& targets);
+// Rows with a label (single-label: target >= 0; multi-label: every row).
+int64_t labelled_rows(Task task, const at::Tensor& targets);
 
 struct MetricSums {
-  double count = 0;               // rows seen
+  double count = 0;               // labelled rows seen
   double correct = 0;             // single-label: argmax == label
   double tp = 0, fp = 0, fn = 0;  // multi-label, over every (row, class)
   double loss_sum = 0;            // loss x rows, when accumulated with a loss

@@ -47,18 +47,21 @@ EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& o) {
   plan.batch_size = o.batch_size;
 
   const auto n = static_cast<int64_t>(nodes.size());
-  const int64_t per_rank = n / o.world_size;
+  DGCN_CHECK(n == 0 || n >= o.world_size,
+             "plan_epoch: {} seed nodes for {} ranks; every rank needs at least one (train on fewer ranks)",
+             n, o.world_size);
+  const int64_t per_rank = (n + o.world_size - 1) / o.world_size;
+  const int64_t padded = per_rank * o.world_size;
+  // Every rank orders all nodes the same way, pads, then keeps its own slice.
+  std::vector<int64_t> order =
+      o.shuffle ? epoch_shuffle(nodes, o.seed, o.epoch) : std::vector<int64_t>(nodes.begin(), nodes.end());
+  for (int64_t i = n; i < padded; ++i) order.push_back(order[static_cast<size_t>(i - n)]);
   const int64_t begin = per_rank * o.rank;
-  if (o.shuffle) {
-    // Every rank shuffles all nodes the same way, then keeps its own slice.
-    const std::vector<int64_t> order = epoch_shuffle(nodes, o.seed, o.epoch);
-    plan.seeds.assign(order.begin() + begin, order.begin() + begin + per_rank);
-  } else {
-    plan.seeds.assign(nodes.begin() + begin, nodes.begin() + begin + per_rank);
-  }
+  plan.seeds.assign(order.begin() + begin, order.begin() + begin + per_rank);
   plan.num_batches = o.drop_last ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
   plan.seeds.resize(std::min<int64_t>(per_rank, plan.num_batches * o.batch_size));
-  plan.dropped = n - static_cast<int64_t>(plan.seeds.size()) * o.world_size;
+  plan.repeated = padded - n;
+  plan.dropped = (per_rank - static_cast<int64_t>(plan.seeds.size())) * o.world_size;
   return plan;
 }
 

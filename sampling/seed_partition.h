@@ -3,15 +3,19 @@
 // disjoint shard, and gets the same number of batches, so collectives issued
 // once per batch can never hang on a rank that ran out of batches.
 //
-// Remainder policy: DROP. With N nodes and W ranks each rank gets exactly
-// floor(N / W) seeds; the N mod W (< W) nodes at the end of the epoch's
-// shuffle are not trained this epoch. They differ from epoch to epoch, and no
-// node is trained twice in one epoch (padding by repetition would do that).
+// Remainder policy: PAD, as PyTorch's DistributedSampler does. With N nodes
+// and W ranks every rank gets ceil(N / W) seeds: the epoch's order is
+// extended by its own first W * ceil(N / W) - N (< W) nodes, so every node is
+// trained every epoch and a few of them (different ones each epoch) twice;
+// rank r takes the r-th contiguous slice. With N divisible by W nothing is
+// repeated. Fewer nodes than ranks (0 < N < W) is an error: some rank would
+// train on copies only.
 //
 //   nodes = [10 .. 19] (N = 10), world_size 3, batch_size 2, shuffle off:
-//   rank 0: seeds 10 11 12 -> batches [10 11] [12]
-//   rank 1: seeds 13 14 15 -> batches [13 14] [15]
-//   rank 2: seeds 16 17 18 -> batches [16 17] [18]     (19 is dropped)
+//   padded order 10 .. 19, 10, 11
+//   rank 0: seeds 10 11 12 13 -> batches [10 11] [12 13]
+//   rank 1: seeds 14 15 16 17 -> batches [14 15] [16 17]
+//   rank 2: seeds 18 19 10 11 -> batches [18 19] [10 11]   (10 and 11 twice)
 #pragma once
 
 #include <cstdint>
@@ -41,8 +45,10 @@ struct EpochPlan {
   int64_t batch_size = 1;
   std::vector<int64_t> seeds;  // this rank's seeds in batch order
   int64_t num_batches = 0;     // the same on every rank
-  // Nodes no rank trains this epoch: N mod W, plus W x (the partial batch)
-  // with drop_last. Every rank computes the same value.
+  // Seeds trained twice this epoch (the padding, < W), and with drop_last the
+  // seeds of the partial batches that no rank trains. Every rank computes
+  // the same values.
+  int64_t repeated = 0;
   int64_t dropped = 0;
 
   // Seeds of batch b in [0, num_batches): batch_size of them, fewer in the
@@ -59,7 +65,8 @@ struct EpochPlan {
 std::vector<int64_t> epoch_shuffle(std::span<const int64_t> items, uint64_t seed, int64_t epoch);
 
 // Plans `nodes` (e.g. GraphStore::train_nodes()) for one rank and epoch.
-// Throws dgcn::Error unless 0 <= rank < world_size and batch_size >= 1.
+// Throws dgcn::Error unless 0 <= rank < world_size, batch_size >= 1 and
+// there are no nodes or at least one per rank.
 EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& options);
 
 }  // namespace dgcn

@@ -22,7 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kFormat = 1;
+// 2: "config" (a JSON string) next to the tensors.
+constexpr int64_t kFormat = 2;
 constexpr const char* kPrefix = "checkpoint-";
 constexpr const char* kSuffix = ".pt";
 constexpr const char* kExtra = "extra.";
@@ -35,7 +36,8 @@ int64_t epoch_of(const std::string& name) {
     return -1;
   }
   std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
   return std::stoll(digits);
 }
 
@@ -74,94 +76,89 @@ at::Tensor scalar(int64_t v) {
   return at::scalar_tensor(v, at::TensorOptions().dtype(at::kLong));
 }
 
-int64_t read_scalar(const c10::Dict<std::string, at::Tensor>& dict, const std::string& key,
-                    const std::string& what) {
-  TORCH_CHECK(dict.contains(key), "checkpoint ", what, ": no '", key, "' entry");
-  at::Tensor t = dict.at(key);
+// A handle (shares the dict's storage).
+c10::impl::GenericDict dict_of(const LoadedCheckpoint& c) {
+  return c.dict.toGenericDict();
+}
+
+std::optional<c10::IValue> entry(const c10::impl::GenericDict& dict, const std::string& key) {
+  auto it = dict.find(c10::IValue(key));
+  if (it == dict.end()) return std::nullopt;
+  return it->value();
+}
+
+at::Tensor tensor_entry(const c10::impl::GenericDict& dict, const std::string& key, const std::string& what) {
+  auto v = entry(dict, key);
+  TORCH_CHECK(v.has_value(), "checkpoint ", what, ": no '", key, "' entry");
+  TORCH_CHECK(v->isTensor(), "checkpoint ", what, ": '", key, "' is not a tensor");
+  return v->toTensor();
+}
+
+int64_t read_scalar(const c10::impl::GenericDict& dict, const std::string& key, const std::string& what) {
+  at::Tensor t = tensor_entry(dict, key, what);
   TORCH_CHECK(t.numel() == 1 && t.scalar_type() == at::kLong, "checkpoint ", what, ": '", key,
               "' must be an int64 scalar, got ", t.numel(), " x ", t.scalar_type());
   return t.item<int64_t>();
 }
 
-// Restores from checkpoint bytes; the same on every rank.
-CheckpointState restore(const std::vector<char>& bytes, const std::string& what, torch::nn::Module& model,
-                        torch::optim::Optimizer& optimizer, const c10::Device& device) {
-  c10::IValue loaded;
+// The header fields of checkpoint bytes; the same on every rank.
+LoadedCheckpoint parse(const std::vector<char>& bytes, const std::string& what) {
+  LoadedCheckpoint out;
+  out.what = what;
   try {
-    loaded = torch::pickle_load(bytes);
+    out.dict = torch::pickle_load(bytes);
   } catch (const c10::Error& e) {
     TORCH_CHECK(false, "checkpoint ", what, ": not a readable pickle archive: ", e.what_without_backtrace());
   }
-  TORCH_CHECK(loaded.isGenericDict(), "checkpoint ", what, ": expected a dict of tensors, got ",
-              loaded.tagKind());
-  c10::Dict<std::string, at::Tensor> dict;
-  for (const auto& entry : loaded.toGenericDict()) {
-    TORCH_CHECK(entry.key().isString() && entry.value().isTensor(), "checkpoint ", what,
-                ": every entry must map a string to a tensor");
-    dict.insert(entry.key().toStringRef(), entry.value().toTensor());
+  TORCH_CHECK(out.dict.isGenericDict(), "checkpoint ", what, ": expected a dict, got ", out.dict.tagKind());
+  const auto& dict = out.dict.toGenericDict();
+  for (const auto& e : dict) {
+    TORCH_CHECK(e.key().isString(), "checkpoint ", what, ": every key must be a string");
   }
-  int64_t format = read_scalar(dict, "format", what);
+  const int64_t format = read_scalar(dict, "format", what);
   TORCH_CHECK(format == kFormat, "checkpoint ", what, ": format ", format,
-              " is not supported (this build reads ", kFormat, ")");
-  CheckpointState state;
+              " is not supported (this build reads ", kFormat,
+              "; format 1 came from a dgcn that did not record the run's configuration)");
+  CheckpointState& state = out.state;
   state.epoch = read_scalar(dict, "epoch", what);
   state.seed = read_scalar(dict, "seed", what);
   state.world_size = read_scalar(dict, "world_size", what);
-  for (const auto& entry : dict) {
-    const std::string& key = entry.key();
+  auto config = entry(dict, "config");
+  TORCH_CHECK(config.has_value() && config->isString(), "checkpoint ", what, ": no 'config' string");
+  try {
+    state.config = nlohmann::json::parse(config->toStringRef());
+  } catch (const nlohmann::json::exception& e) {
+    TORCH_CHECK(false, "checkpoint ", what, ": 'config' is not JSON: ", e.what());
+  }
+  TORCH_CHECK(state.config.is_object(), "checkpoint ", what, ": 'config' is not a JSON object");
+  for (const auto& e : dict) {
+    const std::string& key = e.key().toStringRef();
     if (key.rfind(kExtra, 0) != 0) continue;
-    const at::Tensor& t = entry.value();
+    TORCH_CHECK(e.value().isTensor(), "checkpoint ", what, ": '", key, "' is not a tensor");
+    const at::Tensor t = e.value().toTensor();
     TORCH_CHECK(t.numel() == 1 && t.scalar_type() == at::kDouble, "checkpoint ", what, ": '", key,
                 "' must be a float64 scalar, got ", t.numel(), " x ", t.scalar_type());
     state.extra[key.substr(std::strlen(kExtra))] = t.item<double>();
   }
-
-  std::set<std::string> expected;
-  {
-    at::NoGradGuard no_grad;
-    for (auto& [name, tensor] : model_tensors(model)) {
-      std::string key = "model." + name;
-      expected.insert(key);
-      TORCH_CHECK(dict.contains(key), "checkpoint ", what, ": no '", key, "' entry for the model's ", name);
-      at::Tensor saved = dict.at(key);
-      TORCH_CHECK(saved.sizes() == tensor.sizes() && saved.scalar_type() == tensor.scalar_type(),
-                  "checkpoint ", what, ": '", key, "' is ", saved.sizes(), " ", saved.scalar_type(),
-                  " but the model's is ", tensor.sizes(), " ", tensor.scalar_type());
-      tensor.copy_(saved);
-    }
-  }
-  for (const auto& entry : dict) {
-    const std::string& key = entry.key();
-    TORCH_CHECK(key.rfind("model.", 0) != 0 || expected.count(key), "checkpoint ", what, ": '", key,
-                "' matches nothing in the model (a different architecture?)");
-  }
-  TORCH_CHECK(dict.contains("optimizer"), "checkpoint ", what, ": no 'optimizer' entry");
-  at::Tensor archive_bytes = dict.at("optimizer").contiguous();
-  // The optimizer state goes where the parameters are (a single CUDA
-  // process may run over a CPU-only Gloo group).
-  const auto params = model.parameters();
-  torch::serialize::InputArchive archive;
-  archive.load_from(static_cast<const char*>(archive_bytes.data_ptr()),
-                    static_cast<size_t>(archive_bytes.numel()),
-                    params.empty() ? device : params.front().device());
-  optimizer.load(archive);
-  return state;
+  return out;
 }
 
 }  // namespace
 
 std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
-                            const torch::optim::Optimizer& optimizer, const CheckpointState& state) {
+                            const torch::optim::Optimizer& optimizer, const CheckpointState& state,
+                            bool best) {
   TORCH_CHECK(state.epoch >= 0, "save_checkpoint: epoch ", state.epoch, " is negative");
   std::error_code ec;
   fs::create_directories(dir, ec);
   TORCH_CHECK(!ec, "checkpoint dir ", dir, ": cannot create: ", ec.message());
 
-  c10::Dict<std::string, at::Tensor> dict;
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
   dict.insert("format", scalar(kFormat));
   dict.insert("epoch", scalar(state.epoch));
   dict.insert("seed", scalar(state.seed));
   dict.insert("world_size", scalar(state.world_size));
+  dict.insert("config", c10::IValue(state.config.dump()));
   for (const auto& [name, value] : state.extra) {
     dict.insert(kExtra + name, at::scalar_tensor(value, at::TensorOptions().dtype(at::kDouble)));
   }
@@ -181,9 +178,11 @@ std::string save_checkpoint(const std::string& dir, const torch::nn::Module& mod
 
   fs::path path = fs::path(dir) / checkpoint_name(state.epoch);
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
-  write_file_atomically(path.string(), std::as_bytes(std::span<const char>(bytes)));
+  const auto view = std::as_bytes(std::span<const char>(bytes));
+  write_file_atomically(path.string(), view);
+  if (best) write_file_atomically((fs::path(dir) / kBestCheckpoint).string(), view);
 
-  // Keep this one and the newest earlier one.
+  // Keep this one and the newest earlier one (best.pt is not numbered).
   auto found = checkpoints_in(dir);
   int kept_older = 0;
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
@@ -200,18 +199,30 @@ std::optional<std::string> newest_checkpoint(const std::string& dir) {
   return found.rbegin()->second.string();
 }
 
-std::optional<CheckpointState> load_checkpoint(const std::string& dir, torch::nn::Module& model,
-                                               torch::optim::Optimizer& optimizer, ProcessGroup& group) {
-  constexpr int64_t kNone = -1, kReadFailed = -2;
+std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, ProcessGroup& group,
+                                                bool prefer_best) {
+  // Rank 0 tells the others what it found before the bytes: a size, or one of these.
+  constexpr int64_t kNone = -1, kReadFailed = -2, kMissing = -3;
   std::vector<char> bytes;
-  std::string what = dir;
+  std::string what = path;
   int64_t size = kNone;
   std::string read_error;
   if (group.rank() == 0) {
-    if (auto path = newest_checkpoint(dir)) {
-      what = *path;
+    std::error_code ec;
+    std::optional<std::string> file;
+    if (fs::is_regular_file(path, ec)) {
+      file = path;
+    } else if (fs::is_directory(path, ec)) {
+      const fs::path best = fs::path(path) / kBestCheckpoint;
+      file = prefer_best && fs::is_regular_file(best, ec) ? std::optional<std::string>(best.string())
+                                                          : newest_checkpoint(path);
+    } else {
+      size = kMissing;
+    }
+    if (file) {
+      what = *file;
       try {
-        bytes = read_file(*path);
+        bytes = read_file(*file);
         size = static_cast<int64_t>(bytes.size());
       } catch (const c10::Error& e) {
         read_error = e.what_without_backtrace();
@@ -222,8 +233,9 @@ std::optional<CheckpointState> load_checkpoint(const std::string& dir, torch::nn
   at::Tensor header = at::full({1}, size, at::TensorOptions().dtype(at::kLong)).to(group.device());
   group.broadcast(header, 0).wait();
   size = header.cpu().item<int64_t>();
+  TORCH_CHECK(size != kMissing, "checkpoint ", path, ": no such file or folder");
   TORCH_CHECK(size != kReadFailed,
-              group.rank() == 0 ? read_error : "rank 0 could not read the newest checkpoint in " + dir);
+              group.rank() == 0 ? read_error : "rank 0 could not read the checkpoint in " + path);
   if (size == kNone) return std::nullopt;
 
   at::Tensor payload = at::empty({size}, at::TensorOptions().dtype(at::kByte));
@@ -234,9 +246,45 @@ std::optional<CheckpointState> load_checkpoint(const std::string& dir, torch::nn
   if (group.rank() != 0) {
     bytes.assign(static_cast<const char*>(payload.data_ptr()),
                  static_cast<const char*>(payload.data_ptr()) + size);
-    what = "from rank 0 (" + dir + ")";
+    what = "from rank 0 (" + path + ")";
   }
-  return restore(bytes, what, model, optimizer, group.device());
+  return parse(bytes, what);
+}
+
+void restore_checkpoint(const LoadedCheckpoint& checkpoint, torch::nn::Module& model,
+                        torch::optim::Optimizer* optimizer) {
+  const c10::impl::GenericDict dict = dict_of(checkpoint);
+  const std::string& what = checkpoint.what;
+  std::set<std::string> expected;
+  {
+    at::NoGradGuard no_grad;
+    for (auto& [name, tensor] : model_tensors(model)) {
+      std::string key = "model." + name;
+      expected.insert(key);
+      TORCH_CHECK(entry(dict, key).has_value(), "checkpoint ", what, ": no '", key,
+                  "' entry for the model's ", name);
+      at::Tensor saved = tensor_entry(dict, key, what);
+      TORCH_CHECK(saved.sizes() == tensor.sizes() && saved.scalar_type() == tensor.scalar_type(),
+                  "checkpoint ", what, ": '", key, "' is ", saved.sizes(), " ", saved.scalar_type(),
+                  " but the model's is ", tensor.sizes(), " ", tensor.scalar_type());
+      tensor.copy_(saved);
+    }
+  }
+  for (const auto& e : dict) {
+    const std::string& key = e.key().toStringRef();
+    TORCH_CHECK(key.rfind("model.", 0) != 0 || expected.count(key), "checkpoint ", what, ": '", key,
+                "' matches nothing in the model (a different architecture?)");
+  }
+  if (optimizer == nullptr) return;
+  at::Tensor archive_bytes = tensor_entry(dict, "optimizer", what).contiguous();
+  // The optimizer state goes where the parameters are (a single CUDA
+  // process may run over a CPU-only Gloo group).
+  const auto params = model.parameters();
+  torch::serialize::InputArchive archive;
+  archive.load_from(static_cast<const char*>(archive_bytes.data_ptr()),
+                    static_cast<size_t>(archive_bytes.numel()),
+                    params.empty() ? c10::Device(c10::kCPU) : params.front().device());
+  optimizer->load(archive);
 }
 
 }  // namespace dgcn

@@ -1,15 +1,22 @@
-// Training checkpoints: model, optimizer state, epoch and seed, written by
-// rank 0 at the end of an epoch and restored on every rank.
+// Training checkpoints: model, optimizer state, epoch, seed and the run's
+// configuration, written by rank 0 at the end of an epoch and restored on
+// every rank.
 //
-// A checkpoint is DIR/checkpoint-<epoch, 6 digits>.pt, the output of
-// torch::pickle_save of a c10::Dict<std::string, at::Tensor>, which Python's
-// torch.load reads as a plain dict:
-//   "format"        int64 scalar, 1
-//   "epoch"         int64 scalar, epochs completed
+// A checkpoint is DIR/checkpoint-<epochs done, 6 digits>.pt (and DIR/best.pt,
+// a copy of the one with the best validation metric so far), the output of
+// torch::pickle_save of a dict, which Python's torch.load reads as a plain
+// dict:
+//   "format"        int64 scalar, 2
+//   "epoch"         int64 scalar, epochs completed (epochs count from 1:
+//                   checkpoint-000003.pt holds the model after epoch 3)
 //   "seed"          int64 scalar, the run's seed (every random choice derives
 //                   from (seed, epoch, batch), so this and "epoch" are the whole
 //                   RNG state)
 //   "world_size"    int64 scalar, ranks of the run that wrote it (information)
+//   "config"        str: JSON of the run's configuration (model, optimizer,
+//                   run settings, the dataset's identity, dgcn's version;
+//                   train/run_config.h), which --resume checks and
+//                   dgcn-predict builds the model from
 //   "extra.<name>"  float64 scalars the caller adds (CheckpointState::extra),
 //                   e.g. dgcn-train's best validation metric so far
 //   "model.<name>"  every parameter and buffer, on CPU, named as in the
@@ -19,47 +26,69 @@
 // In Python:
 //   d = torch.load("checkpoint-000003.pt")
 //   state = {k[len("model."):]: v for k, v in d.items() if k.startswith("model.")}
+//   config = json.loads(d["config"])
 #pragma once
 
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "distributed/process_group.h"
 
 namespace dgcn {
 
+// The file name of the best-validation copy in a checkpoint folder.
+inline constexpr const char* kBestCheckpoint = "best.pt";
+
 struct CheckpointState {
   int64_t epoch = 0;  // epochs completed
   int64_t seed = 0;
   int64_t world_size = 1;
+  nlohmann::json config = nlohmann::json::object();
   std::map<std::string, double> extra;  // saved as "extra.<name>", restored as read
 };
 
 // Writes the checkpoint for state.epoch into `dir` (created if missing)
 // atomically (base/atomic_file.h: a temporary file, fsync, rename, fsync of
-// the directory). Then
-// removes older checkpoints except the newest previous one. Returns the path.
-// Not a collective: call it on rank 0 only.
+// the directory); with `best`, the same bytes also as DIR/best.pt. Then
+// removes older numbered checkpoints except the newest previous one. Returns
+// the path. Not a collective: call it on rank 0 only.
 std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
-                            const torch::optim::Optimizer& optimizer, const CheckpointState& state);
+                            const torch::optim::Optimizer& optimizer, const CheckpointState& state,
+                            bool best = false);
 
-// The path of the checkpoint with the highest epoch in `dir`, or nullopt when
-// there is none (or `dir` does not exist).
+// The path of the numbered checkpoint with the highest epoch in `dir`, or
+// nullopt when there is none (or `dir` does not exist).
 std::optional<std::string> newest_checkpoint(const std::string& dir);
 
-// Collective. Rank 0 reads the newest checkpoint in `dir` and broadcasts its
-// bytes, so other machines need no shared file system; every rank then
-// restores the model's parameters and buffers and the optimizer state (onto
-// group.device()). Returns the restored state, or nullopt on every rank when
-// `dir` holds no checkpoint. Throws c10::Error naming the file and the key on
-// a missing or mis-shaped tensor, on every rank (rank 0's read errors are
-// reported to the other ranks as well, so none of them hangs).
-std::optional<CheckpointState> load_checkpoint(const std::string& dir, torch::nn::Module& model,
-                                               torch::optim::Optimizer& optimizer, ProcessGroup& group);
+// A checkpoint's bytes and header, read but not yet applied to a model, so
+// the caller can check its configuration first.
+struct LoadedCheckpoint {
+  std::string what;  // the file, for messages
+  CheckpointState state;
+  c10::IValue dict;  // the whole pickled dict
+};
+
+// Collective. Rank 0 reads `path` (a checkpoint file, or a folder: its
+// newest numbered checkpoint, or best.pt with prefer_best when there is one)
+// and broadcasts its bytes, so other machines need no shared file system.
+// Returns nullopt on every rank when the folder holds no checkpoint. Throws
+// c10::Error on every rank (rank 0's errors reach the others, so none hangs)
+// when the folder does not exist, the file cannot be read, or it is not a
+// dgcn checkpoint.
+std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, ProcessGroup& group,
+                                                bool prefer_best = false);
+
+// Restores the model's parameters and buffers (every one must be there with
+// its shape and dtype, nothing else) and, when given, the optimizer state
+// (onto the parameters' device). Throws c10::Error naming the file and key.
+void restore_checkpoint(const LoadedCheckpoint& checkpoint, torch::nn::Module& model,
+                        torch::optim::Optimizer* optimizer);
 
 }  // namespace dgcn

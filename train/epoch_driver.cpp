@@ -8,6 +8,7 @@
 
 #include "base/digest.h"
 #include "train/checkpoint.h"
+#include "train/run_config.h"
 
 namespace dgcn {
 namespace {
@@ -42,37 +43,42 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
   TORCH_CHECK(options.epochs >= 0, "run_epochs: epochs ", options.epochs, " is negative");
   EpochRunResult out;
   if (options.resume) {
-    if (auto state = load_checkpoint(options.checkpoint_dir, task.module(), task.optimizer(), group)) {
-      TORCH_CHECK(state->seed == static_cast<int64_t>(options.seed), "resume: the checkpoint in ",
-                  options.checkpoint_dir, " was trained with seed ", state->seed, ", this run has seed ",
-                  options.seed);
-      out.first_epoch = state->epoch;
-      task.restore_progress(state->epoch, state->extra);
-      spdlog::info("resume: continuing after epoch {} (of {}) from {}", state->epoch, options.epochs,
-                   options.checkpoint_dir);
+    if (auto checkpoint = read_checkpoint(options.checkpoint_dir, group)) {
+      const ConfigComparison diff = compare_configs(checkpoint->state.config, options.config);
+      TORCH_CHECK(diff.forbidden.empty(), "resume: ", checkpoint->what,
+                  " belongs to another run: ", describe_changes(diff.forbidden),
+                  " (resume with the same settings, or train into a new checkpoint folder)");
+      if (!diff.allowed.empty())
+        spdlog::info("resume: changed since the checkpoint: {}", describe_changes(diff.allowed));
+      restore_checkpoint(*checkpoint, task.module(), &task.optimizer());
+      out.epochs_before = checkpoint->state.epoch;
+      task.restore_progress(checkpoint->state.epoch, checkpoint->state.extra);
+      spdlog::info("resume: continuing after epoch {} (of {}) from {}", checkpoint->state.epoch,
+                   options.epochs, checkpoint->what);
     } else {
-      spdlog::info("resume: no checkpoint in {}; starting from epoch 0", options.checkpoint_dir);
+      spdlog::info("resume: no checkpoint in {}; starting at epoch 1", options.checkpoint_dir);
     }
   }
 
-  for (int64_t epoch = out.first_epoch; epoch < options.epochs; ++epoch) {
+  for (int64_t epoch = out.epochs_before; epoch < options.epochs; ++epoch) {
     task.train_epoch(epoch);
     if (!options.checkpoint_dir.empty() && group.rank() == 0) {
       CheckpointState state;
       state.epoch = epoch + 1;
       state.seed = static_cast<int64_t>(options.seed);
       state.world_size = group.size();
+      state.config = options.config;
       state.extra = task.progress();
-      save_checkpoint(options.checkpoint_dir, task.module(), task.optimizer(), state);
+      save_checkpoint(options.checkpoint_dir, task.module(), task.optimizer(), state, task.improved());
     }
     if (after_epoch) after_epoch(epoch);
   }
-  out.epochs_done = std::max(out.first_epoch, options.epochs);
+  out.epochs_done = std::max(out.epochs_before, options.epochs);
 
   out.param_digest = param_digest(task.module());
   spdlog::info("param_digest {}", out.param_digest);
   if (group.size() > 1) check_replicas_agree(out.param_digest, group);
-  if (out.first_epoch >= options.epochs) task.evaluate_now();  // a finished run resumed
+  if (out.epochs_before >= options.epochs) task.evaluate_now();  // a finished run resumed
   return out;
 }
 

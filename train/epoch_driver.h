@@ -7,18 +7,27 @@
 //   MyTask task(...);                                   // implements EpochTask
 //   EpochRunResult r = run_epochs(task, {.epochs = 10, .seed = 0, .checkpoint_dir = "ckpt"}, *group);
 //
+// Epochs count from 1 in everything a user sees (logs, metrics, checkpoint
+// names, summaries): epoch 1 is the first pass, checkpoint-000003.pt holds
+// the model after epoch 3, and a run resumed from it starts at epoch 4. The
+// driver hands tasks the 0-based index (epoch number - 1) that their random
+// streams are keyed by.
+//
 // Note [Resume policy]
 // Every random choice of a run derives from (seed, epoch, batch, rank), so
 // the weights and optimizer state after epoch k plus the seed are the whole
 // state of the run: resuming from the checkpoint written after epoch k
-// continues bit for bit like the uninterrupted run. A checkpoint of another
-// seed would continue a different run, so resuming it is an error naming both
-// seeds. The world size may change (the weights do not depend on it), which
-// continues a different but valid run.
+// continues bit for bit like the uninterrupted run. The checkpoint records
+// the run's configuration (train/run_config.h); before any step every rank
+// compares it with its own, and a checkpoint of other data, another model,
+// optimizer or seed is an error naming each field and both values (Note
+// [What a resume may change]). A resume folder that does not exist is an
+// error too; an empty one starts the run from epoch 1.
 #pragma once
 
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -37,38 +46,47 @@ class EpochTask {
   // What a checkpoint holds besides the driver's own fields.
   virtual torch::nn::Module& module() = 0;
   virtual torch::optim::Optimizer& optimizer() = 0;
-  // Trains epoch `epoch` (0-based) on this rank's share and evaluates when due.
+  // Trains epoch index `epoch` (0-based: epoch number epoch + 1) on this
+  // rank's share and evaluates when due.
   virtual void train_epoch(int64_t epoch) = 0;
+  // Whether the epoch just trained has the best validation metric so far
+  // (its checkpoint is then also kept as best.pt).
+  virtual bool improved() const { return false; }
   // Evaluates the weights as they are: a finished run resumed, nothing left to train.
   virtual void evaluate_now() = 0;
   // Progress worth keeping across a restart (e.g. the best validation
   // record), saved as the checkpoint's extra scalars; restore_progress gets
-  // them back with the number of epochs the checkpoint holds.
+  // them back with the number of epochs the checkpoint holds, after the
+  // weights and optimizer state were restored (e.g. to apply a new lr).
   virtual std::map<std::string, double> progress() const { return {}; }
   virtual void restore_progress(int64_t epochs_done, const std::map<std::string, double>& progress) {}
 };
 
 struct EpochRunOptions {
-  int64_t epochs = 0;          // in total, counting the epochs before a resume
-  uint64_t seed = 0;           // the run's seed (Note [Resume policy])
+  int64_t epochs = 0;  // in total, counting the epochs before a resume
+  uint64_t seed = 0;   // the run's seed (Note [Resume policy])
+  // The run's record (train/run_config.h), saved in every checkpoint and
+  // compared with a resumed one's.
+  nlohmann::json config = nlohmann::json::object();
   std::string checkpoint_dir;  // a checkpoint after every epoch, written by rank 0; empty: none
   bool resume = false;         // continue after the newest checkpoint in checkpoint_dir
 };
 
 struct EpochRunResult {
-  int64_t first_epoch = 0;   // the first epoch this run trained (0-based; > 0 after a resume)
-  int64_t epochs_done = 0;   // in total, counting those before a resume
-  std::string param_digest;  // of the final weights, equal on every rank (checked)
+  int64_t epochs_before = 0;  // epochs the resumed checkpoint held (0: a fresh run)
+  int64_t epochs_done = 0;    // in total, counting those before a resume
+  std::string param_digest;   // of the final weights, equal on every rank (checked)
 };
 
 // Collective over `group`: with options.resume, restores the newest
 // checkpoint of options.checkpoint_dir on every rank (none there: starts at
-// epoch 0); trains the epochs up to options.epochs, each followed by a
-// checkpoint (rank 0) and `after_epoch(epoch)` on every rank; a resumed run
-// with nothing left evaluates once. Ends by comparing every rank's
-// param_digest with rank 0's. Throws c10::Error / dgcn::Error on a resume
-// without a checkpoint_dir, a checkpoint of another seed or model, replicas
-// that differ, and when a collective fails.
+// epoch 1); trains the epochs up to options.epochs, each followed by a
+// checkpoint (rank 0) and `after_epoch(epoch index)` on every rank; a
+// resumed run with nothing left evaluates once. Ends by comparing every
+// rank's param_digest with rank 0's. Throws c10::Error / dgcn::Error on a
+// resume without a checkpoint_dir or with a missing one, a checkpoint of
+// another run (Note [Resume policy]), replicas that differ, and when a
+// collective fails.
 EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, ProcessGroup& group,
                           const std::function<void(int64_t epoch)>& after_epoch = {});
 

@@ -7,7 +7,9 @@
 #include <string>
 #include <tuple>
 
+#include "base/version.h"
 #include "train/epoch_driver.h"
+#include "train/optimizer.h"
 
 namespace dgcn {
 namespace {
@@ -34,9 +36,10 @@ class GcnEpochTask final : public EpochTask {
 
   void train_epoch(int64_t epoch) override {
     last_ = trainer_.train_epoch(epoch, [&](int64_t b, int64_t n) {
-      if (group_.rank() == 0) spdlog::info("epoch {:>3}  batch {}/{}", epoch, b, n);
+      if (group_.rank() == 0) spdlog::info("epoch {:>3}  batch {}/{}", epoch + 1, b, n);
     });
   }
+  bool improved() const override { return trainer_.improved(); }
   void evaluate_now() override {
     if (trainer_.options().eval_mode == EvalMode::kNone) return;
     std::tie(final_valid_, final_test_) = trainer_.evaluate();
@@ -49,6 +52,8 @@ class GcnEpochTask final : public EpochTask {
             {kBestEpoch, static_cast<double>(s.best_epoch)}};
   }
   void restore_progress(int64_t epochs_done, const std::map<std::string, double>& p) override {
+    // Note [What a resume may change]: this run's learning rate, not the checkpoint's.
+    set_learning_rate(trainer_.optimizer(), trainer_.options().optimizer.lr);
     trainer_.restore_progress(epochs_done, value_or(p, kBestValid, 0), value_or(p, kTestAtBest, 0),
                               static_cast<int64_t>(value_or(p, kBestEpoch, -1)));
   }
@@ -74,6 +79,37 @@ class GcnEpochTask final : public EpochTask {
 };
 
 }  // namespace
+
+nlohmann::json gcn_run_config(const TrainOptions& o, const GraphStore& store, const std::string& data_path,
+                              int world_size) {
+  nlohmann::json optimizer = optimizer_record(o.optimizer);
+  optimizer["weight_decay_first_layer_only"] = o.weight_decay_first_layer_only;
+  return {{"version", dgcn_version()},
+          {"seed", o.seed},
+          {"model",
+           {{"kind", "gcn"},
+            {"layers", o.fanouts.size()},
+            {"fanouts", o.fanouts},
+            {"hidden", o.hidden},
+            {"head", o.linear_head ? "linear" : "none"},
+            {"norm", gcn_norm_name(o.norm)},
+            {"dropout", o.dropout},
+            {"input_dropout", o.input_dropout},
+            {"normalize_features", o.normalize_features},
+            {"in_features", store.num_features},
+            {"num_classes", store.num_classes},
+            {"task", task_name(store.task)}}},
+          {"optimizer", optimizer},
+          {"run",
+           {{"batch_size", o.batch_size},
+            {"world_size", world_size},
+            {"threads", o.compute_threads},
+            {"device", o.device.str()}}},
+          {"data",
+           {{"path", data_path},
+            {"digest", content_digest(store, std::max(1, o.compute_threads))},
+            {"num_nodes", store.num_nodes()}}}};
+}
 
 DdpGradSync::DdpGradSync(ProcessGroup& group, DdpOptions options) : group_(group), options_(options) {}
 
@@ -114,13 +150,16 @@ GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const Gcn
   EpochRunOptions epochs;
   epochs.epochs = options.epochs;
   epochs.seed = options.seed;
+  epochs.config =
+      run.config.is_null() ? gcn_run_config(options, store, run.data_path, group.size()) : run.config;
   epochs.checkpoint_dir = run.checkpoint_dir;
   epochs.resume = run.resume;
   const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
 
   GcnRunSummary out;
   out.world_size = group.size();
-  out.first_epoch = result.first_epoch;
+  out.first_epoch = result.epochs_before + 1;
+  out.config = epochs.config;
   out.train = task.summary();
   return out;
 }

@@ -11,6 +11,8 @@
 //   group->shutdown();
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,13 +50,21 @@ class DdpGradSync final : public GradSync {
 struct GcnRunOptions {
   std::string checkpoint_dir;  // save a checkpoint here after every epoch (rank 0); empty: none
   bool resume = false;         // continue from the newest checkpoint in checkpoint_dir
+  std::string data_path;       // the store's path as given (or "synthetic:<preset>"), for the record
+  nlohmann::json config;       // the run's record when the caller made it already (else made here)
 };
 
 struct GcnRunSummary {
   TrainSummary train;       // over every epoch, also those before a resume (best_*)
-  int64_t first_epoch = 0;  // 0-based epoch this run started at (> 0 after a resume)
+  int64_t first_epoch = 1;  // the number of the first epoch this run trained (> 1 after a resume)
   int world_size = 1;
+  nlohmann::json config;  // the run's record (gcn_run_config)
 };
+
+// The run's record (train/run_config.h) for these options on `store`: model,
+// optimizer, run settings, the data's identity (content_digest) and version.
+nlohmann::json gcn_run_config(const TrainOptions& options, const GraphStore& store,
+                              const std::string& data_path, int world_size);
 
 // Called on every rank after each epoch (and its checkpoint).
 using GcnEpochCallback = std::function<void(const EpochReport&, const Trainer&)>;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "base/error.h"
@@ -56,17 +57,31 @@ struct Trainer::Impl {
   at::Tensor features;  // the store's features (no copy): full-neighbour evaluation, Note [Input gather]
 };
 
-Buffer row_normalized_features(const GraphStore& store, int num_threads) {
+Buffer normalized_features(const GraphStore& store, int num_threads) {
   const int64_t n = store.num_nodes(), f = store.num_features;
-  Buffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
   const auto in = store.features.as<float>();
+  // The smallest feature of the whole matrix (PyG subtracts value.min()).
+  std::vector<float> mins(static_cast<size_t>(std::max(1, num_threads)), 0.0f);
+  float lowest = 0.0f;
+  if (!in.empty()) {
+    std::fill(mins.begin(), mins.end(), in[0]);
+    parallel_for(static_cast<int64_t>(in.size()), num_threads, [&](int64_t begin, int64_t end, int t) {
+      float m = in[static_cast<size_t>(begin)];
+      for (int64_t i = begin; i < end; ++i) m = std::min(m, in[static_cast<size_t>(i)]);
+      mins[static_cast<size_t>(t)] = m;
+    });
+    lowest = *std::min_element(mins.begin(), mins.end());
+  }
+  Buffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
   auto dst = out.as_mutable<float>();
   parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {
     for (int64_t v = begin; v < end; ++v) {
       double sum = 0;
-      for (int64_t c = 0; c < f; ++c) sum += in[v * f + c];
-      const double scale = sum != 0 ? 1.0 / sum : 0.0;
-      for (int64_t c = 0; c < f; ++c) dst[v * f + c] = static_cast<float>(in[v * f + c] * scale);
+      for (int64_t c = 0; c < f; ++c) sum += static_cast<double>(in[v * f + c]) - lowest;
+      const double scale = 1.0 / std::max(sum, 1.0);
+      for (int64_t c = 0; c < f; ++c) {
+        dst[v * f + c] = static_cast<float>((static_cast<double>(in[v * f + c]) - lowest) * scale);
+      }
     }
   });
   return out;
@@ -87,10 +102,18 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
       ">= 0, >= 1, >= 1",
       o.epochs, o.batch_size, o.max_batches, o.eval_every, o.eval_batch_size);
   DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
+  if (store.task == Task::kSingleLabel) {
+    const auto train = store.train_nodes();
+    const auto unlabelled =
+        std::count_if(train.begin(), train.end(), [&](int64_t v) { return store.label(v) < 0; });
+    DGCN_CHECK(unlabelled < static_cast<int64_t>(train.size()),
+               "train: none of the {} training nodes has a label", train.size());
+    unlabelled_seeds_ = unlabelled > 0;
+  }
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
              "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
   if (o.compute_threads > 0) at::set_num_threads(o.compute_threads);
-  if (o.normalize_features) store_.features = row_normalized_features(store, threads_of(o));
+  if (o.normalize_features) store_.features = normalized_features(store, threads_of(o));
   impl_->features =
       torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
                        {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
@@ -148,7 +171,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   impl_->loader->start_epoch(std::move(plan));
 
   EpochReport r;
-  r.epoch = epoch;
+  r.epoch = epoch + 1;
   MetricSums sums;
   const auto epoch_start = Clock::now();
   auto last_progress = epoch_start;
@@ -166,11 +189,29 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     t = Clock::now();
     impl_->optimizer->zero_grad();
     at::Tensor logits = model_->forward(in.blocks, in.x);
-    at::Tensor loss = classification_loss(store_.task, logits, in.y);
+    at::Tensor loss;
+    double loss_value = 0;  // the mean over this batch's labelled seeds
+    if (!unlabelled_seeds_) {
+      loss = classification_loss(store_.task, logits, in.y);
+      loss_value = loss.item<double>();
+    } else {
+      // Note [Unlabelled nodes]: the union mean over the labelled seeds of
+      // every rank. DDP averages the ranks' gradients, so each rank's loss is
+      // its sum scaled by world_size / (labelled seeds on all ranks).
+      std::vector<double> labelled{static_cast<double>(in.labelled)};
+      if (sync_) sync_->all_reduce_sum(labelled);
+      const at::Tensor sum = classification_loss_sum(store_.task, logits, in.y);
+      loss = labelled[0] > 0 ? sum * (o.world_size / labelled[0]) : logits.sum() * 0.0;
+      loss_value = in.labelled > 0 ? sum.item<double>() / static_cast<double>(in.labelled) : 0.0;
+    }
+    DGCN_CHECK(
+        std::isfinite(loss_value),
+        "training: the loss became {} in epoch {}, batch {} of {} (diverged: a lower learning rate may "
+        "help); stopping before the step, so the checkpoints written so far stay good",
+        loss_value, epoch + 1, r.batches + 1, num_batches);
     loss.backward();
     if (sync_) sync_->finish_backward();
     impl_->optimizer->step();
-    const double loss_value = loss.item<double>();
     r.compute_s += seconds_since(t);
 
     t = Clock::now();
@@ -195,7 +236,8 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   r.loss = sums.mean_loss();
   r.train_metric = sums.value(store_.task);
 
-  CurvePoint point{epoch, r.loss, r.train_metric, 0, 0, false};
+  improved_ = false;
+  CurvePoint point{epoch + 1, r.loss, r.train_metric, 0, 0, false};
   if (o.eval_mode != EvalMode::kNone && ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs)) {
     if (sync_) sync_->barrier();  // every rank has finished training the epoch
     const auto t = Clock::now();
@@ -209,11 +251,12 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     if (summary_.best_epoch < 0 || valid > summary_.best_valid_metric) {
       summary_.best_valid_metric = valid;
       summary_.test_at_best_valid = test;
-      summary_.best_epoch = epoch;
+      summary_.best_epoch = epoch + 1;
+      improved_ = true;
     }
   }
   curve_.push_back(point);
-  summary_.epochs = epoch + 1;
+  summary_.epochs = epoch + 1;  // epochs done
   summary_.train_s += r.epoch_s;
   summary_.eval_s += r.eval_s;
   return r;
@@ -287,8 +330,8 @@ torch::optim::Optimizer& Trainer::optimizer() {
 
 void Trainer::restore_progress(int64_t epochs_done, double best_valid_metric, double test_at_best_valid,
                                int64_t best_epoch) {
-  TORCH_CHECK(epochs_done >= 0 && best_epoch < epochs_done, "restore_progress: best epoch ", best_epoch,
-              " of ", epochs_done, " epochs done");
+  TORCH_CHECK(epochs_done >= 0 && (best_epoch < 0 || (best_epoch >= 1 && best_epoch <= epochs_done)),
+              "restore_progress: best epoch ", best_epoch, " of ", epochs_done, " epochs done");
   summary_.epochs = epochs_done;
   summary_.best_epoch = best_epoch;
   summary_.best_valid_metric = best_epoch >= 0 ? best_valid_metric : 0;

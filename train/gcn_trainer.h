@@ -73,7 +73,7 @@ struct TrainOptions {
   OptimizerOptions optimizer;                  // Adam, lr 0.01, no weight decay
   bool weight_decay_first_layer_only = false;  // Kipf & Welling's (and PyG's gcn.py) Cora setup
   GcnNorm norm = GcnNorm::kFullGraph;
-  bool normalize_features = false;  // divide each feature row by its sum (PyG's NormalizeFeatures)
+  bool normalize_features = false;  // PyG's NormalizeFeatures (normalized_features below)
   c10::Device device = c10::Device(c10::DeviceType::CPU);
   uint64_t seed = 0;
   int compute_threads = 0;  // intra-op threads (0: LibTorch's default)
@@ -109,7 +109,7 @@ class GradSync {
 };
 
 struct EpochReport {
-  int64_t epoch = 0;
+  int64_t epoch = 0;  // its number, from 1 (train_epoch(e) reports e + 1)
   int64_t batches = 0;
   double loss = 0;
   double train_metric = 0;
@@ -125,7 +125,7 @@ struct TrainSummary {
   std::string metric;                        // "acc" or "f1"
   double valid_metric = 0, test_metric = 0;  // of the last evaluation
   double best_valid_metric = 0, test_at_best_valid = 0;
-  int64_t best_epoch = -1;
+  int64_t best_epoch = -1;  // its number (from 1); -1: never evaluated
   int64_t epochs = 0;
   double train_s = 0;  // sum of epoch_s
   double eval_s = 0;
@@ -143,9 +143,11 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Trains one epoch over this rank's shard of the training nodes, then
-  // evaluates when due (every eval_every epochs and at the last epoch).
-  // `progress` (optional) is called every few seconds with (batch, batches).
+  // Trains epoch index `epoch` (0-based; its number is epoch + 1) over this
+  // rank's shard of the training nodes, then evaluates when due (every
+  // eval_every epochs and at the last epoch). `progress` (optional) is called
+  // every few seconds with (batch, batches). Throws dgcn::Error naming the
+  // epoch and batch when the loss stops being finite, before that step.
   EpochReport train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress = {});
 
   // Valid and test metric of the current model (options.eval_mode). With a
@@ -155,11 +157,13 @@ class Trainer {
 
   // After the weights and the optimizer state were restored from a
   // checkpoint written after `epochs_done` epochs: carries the best-validation
-  // record of those epochs into summary() (best_epoch < 0: none).
+  // record of those epochs into summary() (best_epoch: its number; < 0: none).
   void restore_progress(int64_t epochs_done, double best_valid_metric, double test_at_best_valid,
                         int64_t best_epoch);
 
   TrainSummary summary() const;
+  // Whether the last train_epoch() evaluated a new best validation metric.
+  bool improved() const { return improved_; }
   const std::vector<CurvePoint>& curve() const { return curve_; }
   Gcn& model() { return model_; }
   torch::optim::Optimizer& optimizer();  // for checkpoints
@@ -174,14 +178,18 @@ class Trainer {
   TrainOptions options_;
   GraphStore store_;  // shares the caller's buffers (features replaced when normalized)
   GradSync* sync_;
+  bool unlabelled_seeds_ = false;  // some training node has no label (Note [Unlabelled nodes])
+  bool improved_ = false;
   Gcn model_{nullptr};
   std::unique_ptr<Impl> impl_;  // loader, optimizer, feature tensor
   std::vector<CurvePoint> curve_;
   TrainSummary summary_;
 };
 
-// Row-normalized features (each row divided by its sum; all-zero rows stay
-// zero), as a new buffer; `num_threads` threads.
-Buffer row_normalized_features(const GraphStore& store, int num_threads);
+// The features as PyG's NormalizeFeatures leaves them, as a new buffer:
+// shifted by the smallest feature of the whole matrix (so every value is >=
+// 0), then each row divided by its sum clamped at 1 (rows summing below 1,
+// all-zero rows too, are only shifted). `num_threads` threads.
+Buffer normalized_features(const GraphStore& store, int num_threads);
 
 }  // namespace dgcn

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/digest.h"
+#include "base/version.h"
 #include "distributed/ddp.h"
 #include "distributed/shard.h"
 #include "train/epoch_driver.h"
@@ -53,6 +55,30 @@ Evaluation evaluate(torch::nn::Sequential& model, const Examples& test, ProcessG
   auto sums = group.sum_over_ranks(
       {static_cast<double>(correct.item<int64_t>()), loss.item<double>(), static_cast<double>(end - begin)});
   return {sums[0] / sums[2], sums[1] / sums[2]};
+}
+
+// The run's record (train/run_config.h).
+nlohmann::json mnist_run_config(const MnistData& data, const MnistOptions& o, int world_size) {
+  Digest digest;
+  const int64_t train = o.train_limit > 0 ? std::min(o.train_limit, data.train.count) : data.train.count;
+  const int64_t pixels = data.train.rows * data.train.cols;
+  digest.update(data.train.pixels.data(), static_cast<size_t>(train * pixels));
+  digest.update(data.train.labels.data(), static_cast<size_t>(train));
+  digest.update(data.test.pixels.data(), data.test.pixels.size());
+  digest.update(data.test.labels.data(), data.test.labels.size());
+  OptimizerOptions sgd;
+  sgd.kind = OptimizerKind::kSgd;
+  sgd.lr = o.lr;
+  return {{"version", dgcn_version()},
+          {"seed", o.seed},
+          {"model", {{"kind", "flatten-linear"}, {"in_features", pixels}, {"num_classes", kMnistClasses}}},
+          {"optimizer", optimizer_record(sgd)},
+          {"run", {{"batch_size", o.batch_size}, {"world_size", world_size}}},
+          {"data",
+           {{"path", o.data_path},
+            {"digest", digest.hex()},
+            {"train_examples", train},
+            {"test_examples", data.test.count}}}};
 }
 
 // The baseline as an EpochTask. Its shuffle is keyed by the 1-based epoch
@@ -105,6 +131,9 @@ class MnistEpochTask final : public EpochTask {
     test_acc_ = eval.acc;
   }
   void evaluate_now() override { test_acc_ = evaluate(model_, test_, group_).acc; }
+  void restore_progress(int64_t, const std::map<std::string, double>&) override {
+    set_learning_rate(*optimizer_, options_.lr);  // Note [What a resume may change]
+  }
 
   const MnistEpoch& last_epoch() const { return last_; }
   double test_acc() const { return test_acc_; }
@@ -133,6 +162,7 @@ MnistSummary train_mnist(const MnistData& data, const MnistOptions& options, Pro
   TORCH_CHECK(options.batch_size >= 1, "train_mnist: batch size ", options.batch_size, " must be positive");
   MnistEpochTask task(data, options, group);
   EpochRunOptions run;
+  run.config = mnist_run_config(data, options, group.size());
   run.epochs = options.epochs;
   run.seed = static_cast<uint64_t>(options.seed);
   run.checkpoint_dir = options.checkpoint_dir;
@@ -140,11 +170,12 @@ MnistSummary train_mnist(const MnistData& data, const MnistOptions& options, Pro
   const EpochRunResult result = run_epochs(task, run, group, [&](int64_t) { on_epoch(task.last_epoch()); });
 
   MnistSummary summary;
-  summary.first_epoch = result.first_epoch + 1;
+  summary.first_epoch = result.epochs_before + 1;
   summary.epochs = result.epochs_done;
   summary.test_acc = task.test_acc();
   summary.param_digest = result.param_digest;
   summary.train_seconds = task.train_seconds();
+  summary.config = run.config;
   return summary;
 }
 

@@ -9,6 +9,8 @@
 
 #include <torch/nn/modules/container/sequential.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -24,6 +26,7 @@ struct MnistOptions {
   double lr = 0.01;
   int64_t seed = 0;
   int64_t train_limit = 0;     // train on the first N training images only (0: all)
+  std::string data_path;       // where the data came from, for the run's record
   std::string checkpoint_dir;  // save a checkpoint here after every epoch (rank 0)
   bool resume = false;         // continue from the newest checkpoint in checkpoint_dir
 };
@@ -37,11 +40,12 @@ struct MnistEpoch {
 };
 
 struct MnistSummary {
-  int64_t first_epoch = 1;  // > 1 after --resume
+  int64_t first_epoch = 1;  // the number of the first epoch this run trained (> 1 after --resume)
   int64_t epochs = 0;
   double test_acc = 0;
   std::string param_digest;  // XXH3 of the final parameters' bytes, in module order
   double train_seconds = 0;
+  nlohmann::json config;  // the run's record (train/run_config.h)
 };
 
 // Flatten + Linear(pixels, 10), initialized from torch's generator.

@@ -44,4 +44,14 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
   return std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(o.lr));
 }
 
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+nlohmann::json optimizer_record(const OptimizerOptions& o) {
+  nlohmann::json j = {{"name", optimizer_name(o.kind)}, {"lr", o.lr}, {"weight_decay", o.weight_decay}};
+  if (o.kind == OptimizerKind::kSgd) j["momentum"] = o.momentum;
+  return j;
+}
+
 }  // namespace dgcn

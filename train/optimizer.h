@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/optim/optimizer.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
@@ -29,5 +30,11 @@ struct OptimizerOptions {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
                                                         std::vector<at::Tensor> decayed,
                                                         std::vector<at::Tensor> undecayed = {});
+
+// Sets the learning rate of every parameter group (a resumed run may change it).
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
+
+// The settings as the run record keeps them (train/run_config.h).
+nlohmann::json optimizer_record(const OptimizerOptions& options);
 
 }  // namespace dgcn

@@ -1,6 +1,7 @@
 // dgcn-prep edgelist --file F: a SNAP-style edge list (plain or .gz) -> graph-only .gcn
 #include <memory>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "datasets/edgelist_reader.h"
 
@@ -19,8 +20,8 @@ void register_edgelist(CLI::App& app) {
       "gzip-compressed (SNAP style). The store holds the graph only (no features, labels or splits).");
   cmd->add_option("--file", state->reader.file, "the edge-list file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--num-nodes", state->reader.num_nodes,
-                  "number of nodes; every id must be below it (default 0: the largest id + 1)")
-      ->check(CLI::NonNegativeNumber);
+                  "number of nodes; every id must be below it (0: the largest id + 1)")
+      ->check(dgcn::cli::kNonNegative);
   add_output_flags(*cmd, state->output);
   cmd->callback([state] {
     state->reader.edges = state->output.edges;

@@ -1,6 +1,7 @@
 // dgcn-prep graphsaint --root DIR: a GraphSAINT/PyG folder (AmazonProducts, Flickr, Yelp) -> .gcn
 #include <memory>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "datasets/graphsaint_reader.h"
 
@@ -18,13 +19,16 @@ void register_graphsaint(CLI::App& app) {
       "CSR), "
       "feats.npy, class_map.json (multi-hot lists or single class ids, parsed as a stream) and role.json "
       "(tr/va/te node lists).");
-  cmd->add_option("--root", state->reader.root, "the dataset folder holding adj_full.npz, feats.npy, ...")
+  cmd->add_option(
+         "--root", state->reader.root,
+         "the folder holding adj_full.npz, feats.npy, ..., or PyG's dataset folder (AmazonProducts/) "
+         "with them in raw/")
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--num-classes", state->reader.num_classes,
-                  "single-label class_map only: number of classes, labels must be below it (default 0: the "
+                  "single-label class_map only: number of classes, labels must be below it (0: the "
                   "largest label + 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(dgcn::cli::kNonNegative);
   add_output_flags(*cmd, state->output);
   cmd->callback([state] {
     state->reader.edges = state->output.edges;

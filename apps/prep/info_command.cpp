@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
 #include "graph/components.h"
@@ -92,8 +93,7 @@ void register_info(CLI::App& app) {
       "info", "load a .gcn store (checking every checksum and invariant) and print its statistics as JSON");
   cmd->add_option("file", o->file, "the .gcn file")->required();
   cmd->add_option("--threads", o->threads, "threads for loading (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+      ->check(dgcn::cli::kNonNegative);
   cmd->add_flag(
       "--components", o->components,
       "also count the connected components (a directed graph's weak ones) and the largest one's size");

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
 #include "graph/gcn_format.h"
@@ -150,11 +151,10 @@ void register_load_bench(CLI::App& app) {
       "shared-cache mode (each in a fresh process); prints one JSON object");
   cmd->add_option("file", o->file, "the .gcn file")->required();
   cmd->add_option("--cache-dir", o->cache_dir,
-                  "where the shared cache goes (its existing cache for FILE is removed first); default: a "
+                  "where the shared cache goes (its existing cache for FILE is removed first); unset: a "
                   "temporary directory next to FILE, removed afterwards");
   cmd->add_option("--threads", o->threads, "threads per load (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+      ->check(dgcn::cli::kNonNegative);
   cmd->add_option("--child-mode", o->child_mode)->check(CLI::IsMember({"private", "shared"}))->group("");
   cmd->callback([o] {
     if (o->child_mode.empty()) {

@@ -1,6 +1,7 @@
 // dgcn-prep npz --file F.npz: a gnn-benchmark .npz (cora, citeseer, ...) -> .gcn, with a seeded split
 #include <memory>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "datasets/npz_reader.h"
 
@@ -23,16 +24,14 @@ void register_npz(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option(
-         "--split", state->split,
-         "how to split the labelled nodes: 'per-class:K,valid:V,test:T' (Planetoid: K random nodes of "
-         "every class to train, then V valid and T test from the rest), 'ratio:TRAIN,VALID,TEST' "
-         "(fractions of the shuffled labelled nodes) or 'none'")
-      ->capture_default_str();
-  cmd->add_option("--seed", state->reader.seed, "seed of the split (same seed, same split)")
-      ->capture_default_str();
+      "--split", state->split,
+      "how to split the labelled nodes: 'per-class:K,valid:V,test:T' (Planetoid: K random nodes of "
+      "every class to train, then V valid and T test from the rest), 'ratio:TRAIN,VALID,TEST' "
+      "(fractions of the shuffled labelled nodes) or 'none'");
+  cmd->add_option("--seed", state->reader.seed, "seed of the split (same seed, same split)");
   cmd->add_option("--num-classes", state->reader.num_classes,
-                  "number of classes; labels must be below it (default 0: the largest label + 1)")
-      ->check(CLI::NonNegativeNumber);
+                  "number of classes; labels must be below it (0: the largest label + 1)")
+      ->check(dgcn::cli::kNonNegative);
   add_output_flags(*cmd, state->output);
   cmd->callback([state] {
     state->reader.split = datasets::parse_split_spec(state->split);

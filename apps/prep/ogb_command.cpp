@@ -1,6 +1,7 @@
 // dgcn-prep ogb --root DIR: an OGB node-property dataset folder -> .gcn
 #include <memory>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "datasets/ogb_reader.h"
 
@@ -22,8 +23,8 @@ void register_ogb(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--num-classes", state->reader.num_classes,
-                  "number of classes; labels must be below it (default 0: the largest label + 1)")
-      ->check(CLI::NonNegativeNumber);
+                  "number of classes; labels must be below it (0: the largest label + 1)")
+      ->check(dgcn::cli::kNonNegative);
   add_output_flags(*cmd, state->output);
   cmd->callback([state] {
     state->reader.edges = state->output.edges;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
 #include "graph/gcn_format.h"
@@ -21,16 +22,13 @@ void add_write_flags(CLI::App& cmd, OutputOptions& o) {
   cmd.add_option("--reorder", o.reorder,
                  "node order of the output: none (keep the input's order) or rcm (reverse Cuthill-McKee: "
                  "neighbours get nearby ids, so feature gathers touch fewer pages)")
-      ->check(CLI::IsMember({"none", "rcm"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"none", "rcm"}));
   cmd.add_option("--threads", o.threads, "threads for validation and compression (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+      ->check(dgcn::cli::kNonNegative);
   cmd.add_option("--zstd-level", o.zstd_level,
                  "zstd level of the compressed sections, 1..22 (higher: smaller file, slower write; "
                  "reading speed barely changes)")
-      ->check(CLI::Range(1, 22))
-      ->capture_default_str();
+      ->check(CLI::Range(1, 22));
   cmd.add_flag("--raw", o.all_raw,
                "store every section uncompressed and page-aligned, so shared-cache loads map the file in "
                "place (a larger file, no decompression)");
@@ -40,7 +38,9 @@ void add_output_flags(CLI::App& cmd, OutputOptions& o) {
   add_write_flags(cmd, o);
   cmd.add_flag_callback(
       "--directed", [&o] { o.edges.symmetrize = false; },
-      "keep edges as given; by default the reverse of every edge is added");
+      "keep edges as given (by default the reverse of every edge is added). Node v then aggregates along its "
+      "incoming edges u -> v, as PyG's message passing does: v's row lists its in-neighbours, and sampling "
+      "and GCN normalization use in-degrees");
   cmd.add_flag_callback(
       "--keep-self-loops", [&o] { o.edges.drop_self_loops = false; },
       "keep edges v -> v; by default they are dropped");

@@ -39,6 +39,7 @@ void register_verify(CLI::App& app);      // verify FILE
 void register_ogb(CLI::App& app);         // ogb --root DIR
 void register_graphsaint(CLI::App& app);  // graphsaint --root DIR
 void register_npz(CLI::App& app);         // npz --file F.npz --split ...
+void register_planetoid(CLI::App& app);   // planetoid --root DIR --name cora|citeseer|pubmed
 void register_edgelist(CLI::App& app);    // edgelist --file F
 void register_synthetic(CLI::App& app);   // synthetic --preset ... --seed S
 void register_convert(CLI::App& app);     // convert FILE --out F.gcn [--raw]: re-encode a store

@@ -43,9 +43,8 @@ void register_synthetic(CLI::App& app) {
       "default to the preset's value (tiny: 3,000 nodes, mean degree 20, 16 features, 8 classes; small: "
       "100,000 nodes, 30, 100, 47; products: 2,449,029 nodes, 50.5, 100, 47, like ogbn-products).");
   cmd->add_option("--preset", state->preset, "tiny (tests), small (demos) or products (ogbn-products sizes)")
-      ->check(CLI::IsMember({"tiny", "small", "products"}))
-      ->capture_default_str();
-  cmd->add_option("--seed", state->seed, "seed of every random draw")->capture_default_str();
+      ->check(CLI::IsMember({"tiny", "small", "products"}));
+  cmd->add_option("--seed", state->seed, "seed of every random draw");
   Overrides& o = state->o;
   cmd->add_option("--num-nodes", o.num_nodes,
                   "number of nodes (preset: tiny 3000, small 100000, products 2449029)");
@@ -54,25 +53,24 @@ void register_synthetic(CLI::App& app) {
   cmd->add_option("--num-features", o.num_features, "features per node, 0 for none (preset: 16, 100, 100)");
   cmd->add_option("--num-classes", o.num_classes, "number of classes (preset: 8, 47, 47)");
   cmd->add_option("--degree-exponent", o.degree_exponent,
-                  "exponent gamma of the power law of node weights, P(w) ~ w^-gamma, > 1 (default 2.5)");
+                  "exponent gamma of the power law of node weights, P(w) ~ w^-gamma, > 1 (unset: 2.5)");
   cmd->add_option("--max-weight-ratio", o.max_weight_ratio,
                   "cap of a node's weight (~ expected degree) over the smallest one (preset: 50, 300, 1000)");
   cmd->add_option(
       "--class-skew", o.class_skew,
-      "Zipf exponent of class sizes: class c has probability ~ (c+1)^-skew, 0 = equal (default 1)");
-  cmd->add_option(
-      "--homophily", o.homophily,
-      "target edge homophily: the fraction of edges joining two nodes of one class (default 0.8)");
+      "Zipf exponent of class sizes: class c has probability ~ (c+1)^-skew, 0 = equal (unset: 1)");
+  cmd->add_option("--homophily", o.homophily,
+                  "target edge homophily: the fraction of edges joining two nodes of one class (unset: 0.8)");
   cmd->add_option(
       "--ambiguous-fraction", o.ambiguous_fraction,
       "fraction of nodes (the lowest-degree ones) whose edges and features both follow a decoy class, "
-      "so no model can tell their label; caps accuracy near 1 - this (default 0.24)");
+      "so no model can tell their label; caps accuracy near 1 - this (unset: 0.24)");
   cmd->add_option("--misleading-fraction", o.misleading_fraction,
                   "fraction of nodes whose features are drawn around another class's mean while their edges "
-                  "stay true: only a model reading the neighbours gets them (default 0.06)");
+                  "stay true: only a model reading the neighbours gets them (unset: 0.06)");
   cmd->add_option(
       "--feature-noise", o.feature_noise,
-      "standard deviation of the feature noise; class means have standard deviation 1 (default 2.2)");
+      "standard deviation of the feature noise; class means have standard deviation 1 (unset: 2.2)");
   cmd->add_option("--train-fraction", o.train_fraction,
                   "fraction of nodes to train on (preset: 0.5, 0.2, 0.08)");
   cmd->add_option("--valid-fraction", o.valid_fraction,

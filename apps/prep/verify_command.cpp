@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "graph/gcn_format.h"
 
@@ -55,9 +56,7 @@ void register_verify(CLI::App& app) {
       "decode every section of a .gcn file and check every frame checksum; prints a per-section JSON "
       "report and exits 1 if any frame is damaged");
   cmd->add_option("file", o->file, "the .gcn file")->required();
-  cmd->add_option("--threads", o->threads, "threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "threads (0 = all cores)")->check(dgcn::cli::kNonNegative);
   cmd->callback([o] { run_verify(*o); });
 }
 

@@ -140,7 +140,7 @@ TEST_F(DgcnMnist, ResumeEqualsAnUninterruptedRun) {
   // The resume policy the GCN run has too: another seed is another run.
   auto other_seed = mnist("--epochs 4 --seed 5 --checkpoint " + b + " --resume");
   EXPECT_EQ(other_seed.exit_code, 1);
-  EXPECT_NE(other_seed.err.find("was trained with seed 0, this run has seed 5"), std::string::npos)
+  EXPECT_NE(other_seed.err.find("belongs to another run: seed was 0, this run has 5"), std::string::npos)
       << other_seed.err;
   EXPECT_TRUE(std::filesystem::exists(b + "/checkpoint-000003.pt"));
   EXPECT_FALSE(std::filesystem::exists(b + "/checkpoint-000004.pt"));
@@ -155,16 +155,23 @@ TEST_F(DgcnMnist, CorruptCheckpointFailsOnEveryRankWithoutHanging) {
   EXPECT_NE(r.err.find("checkpoint-000001.pt: not a readable pickle archive"), std::string::npos) << r.err;
 }
 
-TEST_F(DgcnMnist, BadInputIsAClearErrorAndExitStatus1) {
+TEST_F(DgcnMnist, BadInputIsAClearErrorWithExitStatus1AndBadUsage2) {
   auto missing = run_command(kMnist + " --data " + scratch_.path() + "/nowhere --nproc-per-node 2", scratch_);
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
   EXPECT_NE(missing.err.find("train-images-idx3-ubyte"), std::string::npos) << missing.err;
   auto resume = mnist("--resume");
-  EXPECT_EQ(resume.exit_code, 1);
+  EXPECT_EQ(resume.exit_code, 2) << "a usage error";
   EXPECT_NE(resume.err.find("--resume needs --checkpoint"), std::string::npos) << resume.err;
   auto nccl = mnist("--backend nccl");
   EXPECT_EQ(nccl.exit_code, 1);
   EXPECT_NE(nccl.err.find("--backend nccl"), std::string::npos) << nccl.err;
+  auto negative = mnist("--batch-size -3");
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("--batch-size: '-3' must be > 0"), std::string::npos) << negative.err;
+  EXPECT_LT(negative.err.size(), 200u) << "no 309-digit range bound: " << negative.err;
+  auto device = mnist("--device tpu");
+  EXPECT_EQ(device.exit_code, 2);
+  EXPECT_NE(device.err.find("expected cpu, cuda or cuda:N"), std::string::npos) << device.err;
 }
 
 TEST_F(DgcnMnist, RunsUnderTorchrun) {

@@ -60,9 +60,8 @@ class SamplerBenchApp : public ::testing::Test {
 
 TEST_F(SamplerBenchApp, PrintsOneJsonObjectWithTheSameDigestPerThreadCount) {
   const std::string graph = save_graph();
-  BenchRun r =
-      bench("--data " + graph +
-            " --num-neighbors 5,3,2 --batch-size 64 --threads 1,2 --batches 6 --limit-seconds 0.05 --json");
+  BenchRun r = bench("--data " + graph +
+                     " --num-neighbors 5,3,2 --batch-size 64 --threads 1,2 --batches 6 --limit-seconds 0.05");
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["graph"]["nodes"], 4000);
@@ -85,7 +84,7 @@ TEST_F(SamplerBenchApp, PrintsOneJsonObjectWithTheSameDigestPerThreadCount) {
   // Another seed samples other batches.
   BenchRun other =
       bench("--data " + graph +
-            " --num-neighbors 5,3,2 --batch-size 64 --threads 1 --batches 6 --limit-seconds 0.05 --json "
+            " --num-neighbors 5,3,2 --batch-size 64 --threads 1 --batches 6 --limit-seconds 0.05 "
             "--seed 9 --no-gather");
   ASSERT_EQ(other.status, 0) << other.err;
   EXPECT_NE(nlohmann::json::parse(other.out)["runs"][0]["digest"], j["runs"][0]["digest"]);
@@ -93,15 +92,28 @@ TEST_F(SamplerBenchApp, PrintsOneJsonObjectWithTheSameDigestPerThreadCount) {
 
 TEST_F(SamplerBenchApp, BadInputIsAClearError) {
   const std::string graph = save_graph();
-  BenchRun bad_fanout = bench("--data " + graph + " --num-neighbors 15,-2 --batches 2 --json");
-  EXPECT_EQ(bad_fanout.status, 1);
-  EXPECT_NE(bad_fanout.err.find("fanouts[1] = -2"), std::string::npos) << bad_fanout.err;
+  // A usage error (status 2) naming the flag and the element.
+  BenchRun bad_fanout = bench("--data " + graph + " --num-neighbors 15,-2 --batches 2");
+  EXPECT_EQ(bad_fanout.status, 2);
+  EXPECT_NE(bad_fanout.err.find("--num-neighbors"), std::string::npos) << bad_fanout.err;
+  EXPECT_NE(bad_fanout.err.find("element 2 '-2' is not an integer >= -1"), std::string::npos)
+      << bad_fanout.err;
   EXPECT_TRUE(bad_fanout.out.empty());
+  for (const char* list : {"15,,5", "''"}) {
+    BenchRun empty = bench("--data " + graph + " --num-neighbors " + list);
+    EXPECT_EQ(empty.status, 2) << list;
+    EXPECT_NE(empty.err.find("empty"), std::string::npos) << empty.err;
+  }
+  BenchRun version = bench("--version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_NE(version.out.find("dgcn-sampler-bench 0."), std::string::npos) << version.out;
 
   std::ofstream((dir_ / "junk.gcn").string()) << "not a graph";
-  BenchRun junk = bench("--data " + (dir_ / "junk.gcn").string() + " --json");
+  BenchRun junk = bench("--data " + (dir_ / "junk.gcn").string());
   EXPECT_EQ(junk.status, 1);
   EXPECT_NE(junk.err.find("junk.gcn"), std::string::npos) << junk.err;
+  EXPECT_NE(junk.err.find("it is text (an edge list?)"), std::string::npos)
+      << "a hint what it is: " << junk.err;
 
   BenchRun missing = bench("--data " + (dir_ / "none.gcn").string());
   EXPECT_EQ(missing.status, 2) << missing.err;

@@ -38,8 +38,8 @@ TEST(SpmmBenchApp, PrintsConsistentBandwidthFigures) {
 
 TEST(SpmmBenchApp, RejectsMismatchedOptions) {
   testing::ScratchDir scratch;
-  const auto run = testing::run_command(kBench + " --fanouts 5,5 --new-fraction 0.5", scratch);
-  EXPECT_EQ(run.exit_code, 1);
+  const auto run = testing::run_command(kBench + " --num-neighbors 5,5 --new-fraction 0.5", scratch);
+  EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("--new-fraction needs one value per fanout"), std::string::npos) << run.err;
 }
 

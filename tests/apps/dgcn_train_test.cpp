@@ -18,6 +18,7 @@
 #include "json_output.h"
 #include "process_probe.h"
 #include "run_command.h"
+#include "train_runs.h"
 
 namespace dgcn {
 namespace {
@@ -25,11 +26,11 @@ namespace {
 using nlohmann::json;
 using testing::CommandResult;
 using testing::json_lines;
+using testing::kTrain;
 using testing::run_command;
 using testing::ScratchDir;
 using testing::summary_of;
 
-const std::string kTrain = DGCN_TRAIN_BIN;
 constexpr const char* kPython = "/usr/bin/python3";
 
 // rank -> the param_digest that rank logged ("[rank R] ... param_digest D").
@@ -42,29 +43,7 @@ std::map<int, std::string> logged_digests(const std::string& err) {
   return out;
 }
 
-class DgcnTrain : public ::testing::Test {
- protected:
-  void SetUp() override {
-    data_ = scratch_.file("community.gcn");
-    save_gcn(testing::community_store(), data_);
-  }
-  // dgcn-train on the community store (200 training nodes: 4 batches of 32
-  // per rank with 2 ranks), small and quick; `flags` add to these, and
-  // replace --seed and --timeout when they name them.
-  std::string command(const std::string& flags) const {
-    std::string c = kTrain + " --data " + data_ +
-                    " --num-neighbors 5,5 --batch-size 32 --hidden 16 --lr 0.02 --threads 1 --workers 1 "
-                    "--cpu-cache-gb 0 ";
-    if (flags.find("--seed ") == std::string::npos) c += "--seed 1 ";
-    if (flags.find("--timeout ") == std::string::npos) c += "--timeout 30 ";
-    return c + flags;
-  }
-  CommandResult train(const std::string& flags, const std::string& env = "") {
-    return run_command(env + command(flags), scratch_);
-  }
-  ScratchDir scratch_;
-  std::string data_;
-};
+using DgcnTrain = testing::DgcnTrainRuns;
 
 TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
   const std::string metrics = scratch_.file("metrics.jsonl");
@@ -83,10 +62,13 @@ TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
   EXPECT_EQ(digests[0], s["param_digest"]);
   EXPECT_EQ(digests[1], s["param_digest"]);
 
-  auto epochs = json_lines(testing::read_text(metrics));
-  ASSERT_EQ(epochs.size(), 4u);
+  auto metric_lines = json_lines(testing::read_text(metrics));
+  ASSERT_EQ(metric_lines.size(), 5u) << "the run's record, then one line per epoch";
+  EXPECT_EQ(metric_lines[0]["config"], s["config"]);
+  EXPECT_EQ(metric_lines[0]["first_epoch"], 1);
+  const std::vector<json> epochs(metric_lines.begin() + 1, metric_lines.end());
   for (int e = 0; e < 4; ++e) {
-    EXPECT_EQ(epochs[e]["epoch"], e);
+    EXPECT_EQ(epochs[e]["epoch"], e + 1) << "epochs count from 1";
     EXPECT_EQ(epochs[e]["batches"], 4) << "100 seeds per rank in batches of 32";
     EXPECT_TRUE(epochs[e].contains("valid_acc")) << epochs[e];
   }
@@ -97,7 +79,7 @@ TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
   // Timing runs: no evaluation, so no metrics in the summary.
   json timing = summary_of(train("--epochs 1 --eval none --nproc-per-node 2"));
   EXPECT_TRUE(timing["valid_acc"].is_null() && timing["best_valid_acc"].is_null()) << timing;
-  EXPECT_EQ(timing["best_epoch"], -1);
+  EXPECT_TRUE(timing["best_epoch"].is_null()) << timing;
 }
 
 TEST_F(DgcnTrain, RanksOfOneMachineMapOneSharedCache) {
@@ -158,7 +140,7 @@ TEST_F(DgcnTrain, TwoRankEvaluationEqualsOneProcessEvaluatingTheSameWeights) {
     ASSERT_EQ(one.exit_code, 0) << one.err;
     json a = summary_of(two), b = summary_of(one);
     EXPECT_EQ(b["world_size"], 1);
-    EXPECT_EQ(b["first_epoch"], 2);
+    EXPECT_EQ(b["first_epoch"], 3) << "two epochs done: nothing left to train";
     EXPECT_EQ(b["param_digest"], a["param_digest"]);
     ASSERT_TRUE(a.contains("valid_" + metric)) << a;
     EXPECT_GT(a["valid_" + metric].get<double>(), 0.0) << a;
@@ -179,13 +161,13 @@ TEST_F(DgcnTrain, ResumeEqualsAnUninterruptedRun) {
   std::vector<std::string> kept;
   for (const auto& e : std::filesystem::directory_iterator(a)) kept.push_back(e.path().filename().string());
   std::sort(kept.begin(), kept.end());
-  EXPECT_EQ(kept, (std::vector<std::string>{"checkpoint-000002.pt", "checkpoint-000003.pt"}));
+  EXPECT_EQ(kept, (std::vector<std::string>{"best.pt", "checkpoint-000002.pt", "checkpoint-000003.pt"}));
   auto first = train("--epochs 1 --nproc-per-node 2 --checkpoint " + b);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   auto rest = train("--epochs 3 --nproc-per-node 2 --checkpoint " + b + " --resume");
   ASSERT_EQ(rest.exit_code, 0) << rest.err;
   json f = summary_of(full), r = summary_of(rest);
-  EXPECT_EQ(r["first_epoch"], 1);
+  EXPECT_EQ(r["first_epoch"], 2);
   EXPECT_EQ(r["epochs"], 3);
   EXPECT_EQ(r["param_digest"], f["param_digest"]);
   EXPECT_EQ(r["test_acc"], f["test_acc"]);
@@ -193,21 +175,29 @@ TEST_F(DgcnTrain, ResumeEqualsAnUninterruptedRun) {
 
   auto other_seed = train("--epochs 4 --seed 2 --checkpoint " + b + " --resume");
   EXPECT_EQ(other_seed.exit_code, 1);
-  EXPECT_NE(other_seed.err.find("was trained with seed 1, this run has seed 2"), std::string::npos)
+  EXPECT_NE(other_seed.err.find("belongs to another run: seed was 1, this run has 2"), std::string::npos)
       << other_seed.err;
 }
 
 TEST_F(DgcnTrain, AKilledRankStopsTheJobNamingTheRank) {
-  // Rank 1 dies by SIGKILL from outside, as a crash would, once epoch 0 has
-  // ended (rank 0 has written its checkpoint).
+  // Rank 1 dies by SIGKILL from outside, as a crash would, once an epoch has
+  // ended (rank 0 has written a checkpoint; older ones are removed as newer
+  // ones come, so any of them counts).
   const std::string ckpt = scratch_.file("ckpt"), out = scratch_.file("kill.out"),
                     err = scratch_.file("kill.err");
   const auto start = std::chrono::steady_clock::now();
-  const pid_t launcher = testing::spawn_shell(
-      command("--epochs 20 --nproc-per-node 2 --timeout 20 --checkpoint " + ckpt) + " >" + out + " 2>" + err);
-  ASSERT_TRUE(testing::wait_until([&] { return std::filesystem::exists(ckpt + "/checkpoint-000001.pt"); },
-                                  std::chrono::seconds(60)))
-      << testing::read_text(err);
+  const pid_t launcher =
+      testing::spawn_shell(command("--epochs 500 --nproc-per-node 2 --timeout 20 --checkpoint " + ckpt) +
+                           " >" + out + " 2>" + err);
+  auto checkpointed = [&] {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(ckpt, ec)) return false;
+    for (const auto& e : std::filesystem::directory_iterator(ckpt, ec)) {
+      if (e.path().filename().string().rfind("checkpoint-", 0) == 0) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(testing::wait_until(checkpointed, std::chrono::seconds(60))) << testing::read_text(err);
   pid_t victim = -1;
   for (pid_t child : testing::children_of(launcher)) {
     if (testing::environment_of(child, "RANK") == "1") victim = child;
@@ -280,6 +270,7 @@ TEST_F(DgcnTrain, TorchLoadInPythonReadsTheCheckpoint) {
          "state = {k[len('model.'):]: v for k, v in d.items() if k.startswith('model.')}\n"
          "print(json.dumps({'epoch': int(d['epoch']), 'seed': int(d['seed']),\n"
          "  'world_size': int(d['world_size']), 'best_epoch': float(d['extra.best_epoch']),\n"
+         "  'config': json.loads(d['config']),\n"
          "  'shapes': {k: list(v.shape) for k, v in state.items()}}))\n";
   auto py = run_command(std::string(kPython) + " " + script + " " + ckpt + "/checkpoint-000002.pt", scratch_);
   ASSERT_EQ(py.exit_code, 0) << py.err;
@@ -288,6 +279,8 @@ TEST_F(DgcnTrain, TorchLoadInPythonReadsTheCheckpoint) {
   EXPECT_EQ(d["seed"], 1);
   EXPECT_EQ(d["world_size"], 2);
   EXPECT_EQ(d["best_epoch"].get<double>(), summary_of(r)["best_epoch"].get<double>());
+  EXPECT_EQ(d["config"], summary_of(r)["config"]) << "torch.load sees the run's record as a JSON string";
+  EXPECT_EQ(d["config"]["model"]["fanouts"], json::array({5, 5}));
   // Two GCN layers 8 -> 16 -> 4 classes, as the model names them.
   EXPECT_EQ(d["shapes"]["conv1.weight"], json::array({8, 16}));
   EXPECT_EQ(d["shapes"]["conv2.weight"], json::array({16, 4}));
@@ -296,7 +289,7 @@ TEST_F(DgcnTrain, TorchLoadInPythonReadsTheCheckpoint) {
 
 TEST_F(DgcnTrain, BadDistributedOptionsAreClearErrors) {
   auto resume = train("--resume");
-  EXPECT_EQ(resume.exit_code, 1);
+  EXPECT_EQ(resume.exit_code, 2) << "a usage error";
   EXPECT_NE(resume.err.find("--resume needs --checkpoint"), std::string::npos) << resume.err;
   auto nccl = train("--backend nccl --nproc-per-node 2");
   EXPECT_EQ(nccl.exit_code, 1);

@@ -178,10 +178,57 @@ json.dump({'tr': [0], 'va': [1], 'te': [2]}, open('role.json', 'w'))
   EXPECT_EQ(j["num_classes"], 3);
   EXPECT_EQ(j["num_edges"], 6);
 
+  // PyG's dataset folder (AmazonProducts/ with the files in raw/) works too.
+  fs::create_directories(dir_.path() / "AmazonProducts" / "raw");
+  for (const char* f : {"adj_full.npz", "feats.npy", "class_map.json", "role.json"}) {
+    fs::copy_file(dir_.path() / f, dir_.path() / "AmazonProducts" / "raw" / f);
+  }
+  PrepRun pyg = prep(
+      dir_, "graphsaint --root " + (dir_.path() / "AmazonProducts").string() + " --out " + out("pyg.gcn"));
+  ASSERT_EQ(pyg.status, 0) << pyg.err;
+  EXPECT_EQ(nlohmann::json::parse(pyg.out)["num_edges"], 6);
+  fs::remove(out("pyg.gcn"));
+
   testing::write_text(dir_ / "class_map.json", R"({"0": [1, 0, 1], "1": [0, 1, 0], "7": [1, 1, 1]})");
   expect_failure(prep(dir_, "graphsaint --root " + dir_.path().string() + " --out " + out("bad.gcn")),
                  "class_map.json: key '7' is not a node id in [0, 3)");
   EXPECT_EQ(outputs(dir_), (std::vector<std::string>{"saint.gcn"}));
+}
+
+TEST_F(PrepReaders, PlanetoidReadsPygsRawFolderWithThePublicSplit) {
+  // Cora-like: 2 train nodes, 500 valid, 10 test nodes listed out of order.
+  testing::run_python(R"(
+import os, pickle, collections, numpy as np, scipy.sparse as sp
+test_index = [515, 510, 519, 511, 518, 512, 517, 513, 516, 514]
+def feats(ids): return sp.csr_matrix(np.array([[v % 7, 1, 0] for v in ids], dtype=np.float32))
+def onehot(ids): return np.array([[1 if v % 2 == c else 0 for c in range(2)] for v in ids], dtype=np.float64)
+graph = collections.defaultdict(list)
+for v in range(520): graph[v] = [(v + 1) % 520]
+os.makedirs('Cora/raw', exist_ok=True)
+files = {'x': feats(range(2)), 'y': onehot(range(2)), 'allx': feats(range(510)), 'ally': onehot(range(510)),
+         'tx': feats(test_index), 'ty': onehot(test_index), 'graph': graph}
+for k, v in files.items(): pickle.dump(v, open('Cora/raw/ind.cora.' + k, 'wb'), protocol=2)
+open('Cora/raw/ind.cora.test.index', 'w').write('\n'.join(map(str, test_index)) + '\n')
+)",
+                      dir_.path());
+  PrepRun ok = prep(
+      dir_, "planetoid --root " + (dir_.path() / "Cora").string() + " --name Cora --out " + out("cora.gcn"));
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  const nlohmann::json j = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(j["num_nodes"], 520);
+  PrepRun info = prep(dir_, "info " + out("cora.gcn"));
+  ASSERT_EQ(info.status, 0) << info.err;
+  const nlohmann::json i = nlohmann::json::parse(info.out);
+  EXPECT_EQ(i["train"], 2);
+  EXPECT_EQ(i["valid"], 500);
+  EXPECT_EQ(i["test"], 10);
+  expect_failure(
+      prep(dir_, "planetoid --root " + dir_.path().string() + " --name cora --out " + out("bad.gcn")),
+      "no ind.cora.x in");
+  PrepRun name =
+      prep(dir_, "planetoid --root " + dir_.path().string() + " --name nell --out " + out("bad.gcn"));
+  EXPECT_EQ(name.status, 2) << "a usage error: " << name.err;
+  EXPECT_EQ(outputs(dir_), (std::vector<std::string>{"cora.gcn"}));
 }
 
 }  // namespace

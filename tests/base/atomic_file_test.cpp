@@ -1,6 +1,9 @@
 #include "base/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -69,6 +72,29 @@ TEST(AtomicFile, WholeFileHelperAndAMissingFolderIsAnErrorNamingTheTarget) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
   }
+}
+
+TEST(AtomicFile, SigtermLeavesNoTemporaryBehind) {
+  ScratchDir dir;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    remove_temporary_files_on_signals();
+    AtomicFile out(dir.file("big.bin"));
+    out.write("partial", 7);
+    const char c = 'r';
+    if (::write(ready[1], &c, 1) != 1) _exit(3);
+    for (;;) pause();  // killed mid-write, as Ctrl-C or the launcher would
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  EXPECT_EQ(files_in(dir), 1) << "the temporary exists while the writer runs";
+  ASSERT_EQ(kill(child, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "ended by the signal itself";
+  EXPECT_EQ(files_in(dir), 0) << "the handler removed the temporary";
 }
 
 }  // namespace

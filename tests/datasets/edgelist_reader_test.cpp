@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "dataset_files.h"
 
 namespace dgcn::datasets {
@@ -45,6 +47,19 @@ TEST(EdgeListReader, ReadsSnapStylePlainAndGzip) {
   GraphStore wide = read(dir / "g.txt", o);
   EXPECT_EQ(wide.num_nodes(), 7);
   EXPECT_EQ(wide.num_edges(), 4);
+  // Directed, node v aggregates along its incoming edges (PyG's
+  // source_to_target): the edge 4 -> 3 puts 4 in row 3, row 4 stays empty.
+  EXPECT_EQ(wide.graph.degree(3), 1);
+  EXPECT_EQ(wide.graph.degree(4), 0);
+  EXPECT_EQ(wide.graph.indices<int32_t>()[wide.graph.indptr()[3]], 4);
+}
+
+TEST(EdgeListReader, AGcnStoreIsNotAnEdgeListAndSaysWhatItIs) {
+  TempDir dir;
+  std::ofstream(dir / "g.gcn", std::ios::binary) << std::string("\x89GCN\r\n\x1a\n", 8) << "rest";
+  const std::string e = testing::error_of([&] { read(dir / "g.gcn"); });
+  EXPECT_NE(e.find("not an edge list: it is a .gcn graph store"), std::string::npos) << e;
+  EXPECT_NE(e.find("dgcn-prep info"), std::string::npos) << e;
 }
 
 TEST(EdgeListReader, ManyChunksGiveTheSameGraph) {

@@ -225,15 +225,22 @@ json run_checkpoint(ProcessGroup& group, const std::string& out) {
     params[item.key()] = {{"sum", item.value().sum().item<double>()}, {"shape", item.value().sizes().vec()}};
   }
   std::string path;
-  if (group.rank() == 0) path = save_checkpoint(out + "/ckpt", *net, opt, {4, 1234, group.size(), {}});
+  CheckpointState saved;
+  saved.epoch = 4;
+  saved.seed = 1234;
+  saved.world_size = group.size();
+  saved.config = {{"model", {{"kind", "test-net"}}}};
+  if (group.rank() == 0) path = save_checkpoint(out + "/ckpt", *net, opt, saved);
 
   // Every rank restores into a fresh model and compares.
   torch::manual_seed(8);
   auto fresh = std::make_shared<Net>();
   torch::optim::SGD fresh_opt(fresh->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
   group.barrier();
-  auto state = load_checkpoint(out + "/ckpt", *fresh, fresh_opt, group);
-  TORCH_CHECK(state.has_value(), "no checkpoint found after saving one");
+  auto checkpoint = read_checkpoint(out + "/ckpt", group);
+  TORCH_CHECK(checkpoint.has_value(), "no checkpoint found after saving one");
+  restore_checkpoint(*checkpoint, *fresh, &fresh_opt);
+  const CheckpointState* state = &checkpoint->state;
   // One more identical step on both must agree: the momentum buffers came back too.
   opt.zero_grad();
   fresh_opt.zero_grad();
@@ -241,11 +248,8 @@ json run_checkpoint(ProcessGroup& group, const std::string& out) {
   opt.step();
   fresh_opt.step();
   bool same = digest_of(net->parameters()) == digest_of(fresh->parameters());
-  return {{"path", path},
-          {"params", params},
-          {"epoch", state->epoch},
-          {"seed", state->seed},
-          {"same_after_step", same}};
+  return {{"path", path},        {"params", params},        {"epoch", state->epoch},
+          {"seed", state->seed}, {"config", state->config}, {"same_after_step", same}};
 }
 
 }  // namespace

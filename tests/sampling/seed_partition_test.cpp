@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -16,14 +17,14 @@ std::vector<int64_t> iota_nodes(int64_t n, int64_t first = 0) {
   return v;
 }
 
-TEST(SeedPartition, ShardsAreDisjointCoveringAndEqualInBatches) {
-  for (int64_t n : {0, 1, 7, 100, 1001, 4096}) {
+TEST(SeedPartition, ShardsCoverEveryNodeAndAreEqualInBatches) {
+  for (int64_t n : {0, 8, 100, 1001, 4096}) {
     const auto nodes = iota_nodes(n, 1000);
     for (int world = 1; world <= 8; ++world) {
       for (int64_t batch_size : {1, 7, 64}) {
         for (bool drop_last : {false, true}) {
           SCOPED_TRACE(fmt::format("n {} world {} batch {} drop_last {}", n, world, batch_size, drop_last));
-          std::set<int64_t> seen;
+          std::map<int64_t, int> times;
           std::set<std::tuple<uint64_t, int64_t, int64_t>> keys;
           int64_t trained = 0;
           std::vector<EpochPlan> plans;
@@ -37,6 +38,7 @@ TEST(SeedPartition, ShardsAreDisjointCoveringAndEqualInBatches) {
           }
           for (const EpochPlan& p : plans) {
             ASSERT_EQ(p.num_batches, plans[0].num_batches) << "rank " << p.rank;
+            ASSERT_EQ(p.repeated, plans[0].repeated);
             ASSERT_EQ(p.dropped, plans[0].dropped);
             ASSERT_EQ(p.seeds.size(), plans[0].seeds.size());
             int64_t in_batches = 0;
@@ -50,7 +52,7 @@ TEST(SeedPartition, ShardsAreDisjointCoveringAndEqualInBatches) {
               for (int64_t s : seeds) {
                 ASSERT_GE(s, 1000);
                 ASSERT_LT(s, 1000 + n);
-                ASSERT_TRUE(seen.insert(s).second) << "seed " << s << " trained twice";
+                ++times[s];
               }
               in_batches += static_cast<int64_t>(seeds.size());
               BatchKey k = p.key(b);
@@ -59,16 +61,37 @@ TEST(SeedPartition, ShardsAreDisjointCoveringAndEqualInBatches) {
             ASSERT_EQ(in_batches, static_cast<int64_t>(p.seeds.size()));
             trained += in_batches;
           }
-          // Covering: only the documented remainder is left out.
-          ASSERT_EQ(trained + plans[0].dropped, n);
-          const int64_t per_rank = n / world;
-          const int64_t partial = drop_last ? per_rank % batch_size : 0;
-          ASSERT_EQ(plans[0].dropped, n % world + world * partial);
-          ASSERT_LT(n % world, world);
+          const int64_t per_rank = (n + world - 1) / world;
+          EXPECT_EQ(plans[0].repeated, per_rank * world - n);
+          ASSERT_LT(plans[0].repeated, world);
+          EXPECT_EQ(plans[0].dropped, drop_last ? world * (per_rank % batch_size) : 0);
+          EXPECT_EQ(trained + plans[0].dropped, n + plans[0].repeated);
+          if (!drop_last) {
+            // Every node trained, the padding's nodes twice, no node more often.
+            EXPECT_EQ(static_cast<int64_t>(times.size()), n);
+            int64_t twice = 0;
+            for (const auto& [node, k] : times) {
+              ASSERT_LE(k, 2) << "node " << node;
+              twice += k == 2;
+            }
+            EXPECT_EQ(twice, plans[0].repeated);
+          }
         }
       }
     }
   }
+}
+
+TEST(SeedPartition, FewerNodesThanRanksIsAnError) {
+  try {
+    plan_epoch(iota_nodes(3), {.rank = 0, .world_size = 4});
+    FAIL() << "planned 3 seeds on 4 ranks";
+  } catch (const Error& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "plan_epoch: 3 seed nodes for 4 ranks; every rank needs at least one (train on fewer ranks)");
+  }
+  EXPECT_EQ(plan_epoch(iota_nodes(0), {.rank = 1, .world_size = 4}).num_batches, 0);
 }
 
 TEST(SeedPartition, ShuffleDependsOnSeedAndEpochOnly) {
@@ -83,29 +106,34 @@ TEST(SeedPartition, ShuffleDependsOnSeedAndEpochOnly) {
   auto sorted = order(1, 3);
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, nodes);
-  // Over many epochs every node is trained: the dropped remainder moves.
-  std::set<int64_t> ever;
+  // The repeated nodes move from epoch to epoch.
+  std::set<int64_t> repeated;
   for (int64_t epoch = 0; epoch < 30; ++epoch) {
+    std::map<int64_t, int> times;
     for (int rank = 0; rank < 3; ++rank) {
       auto p = plan_epoch(iota_nodes(10),
                           {.seed = 4, .epoch = epoch, .rank = rank, .world_size = 3, .batch_size = 2});
-      EXPECT_EQ(p.dropped, 1);
-      ever.insert(p.seeds.begin(), p.seeds.end());
+      EXPECT_EQ(p.repeated, 2);
+      for (int64_t s : p.seeds) ++times[s];
+    }
+    for (const auto& [node, k] : times) {
+      if (k == 2) repeated.insert(node);
     }
   }
-  EXPECT_EQ(ever.size(), 10u);
+  EXPECT_GT(repeated.size(), 4u);
 }
 
 TEST(SeedPartition, UnshuffledPlanMatchesTheHeaderExample) {
   const auto nodes = iota_nodes(10, 10);
-  std::vector<std::vector<int64_t>> want = {{10, 11, 12}, {13, 14, 15}, {16, 17, 18}};
+  std::vector<std::vector<int64_t>> want = {{10, 11, 12, 13}, {14, 15, 16, 17}, {18, 19, 10, 11}};
   for (int rank = 0; rank < 3; ++rank) {
     auto p = plan_epoch(nodes, {.rank = rank, .world_size = 3, .batch_size = 2, .shuffle = false});
     EXPECT_EQ(p.seeds, want[rank]);
     ASSERT_EQ(p.num_batches, 2);
     EXPECT_EQ(std::vector<int64_t>(p.batch(1).begin(), p.batch(1).end()),
-              std::vector<int64_t>{want[rank][2]});
-    EXPECT_EQ(p.dropped, 1);
+              (std::vector<int64_t>{want[rank][2], want[rank][3]}));
+    EXPECT_EQ(p.repeated, 2);
+    EXPECT_EQ(p.dropped, 0);
     EXPECT_EQ(p.key(1).batch, 1 * 3 + rank);
   }
 }

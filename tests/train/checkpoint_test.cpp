@@ -29,6 +29,7 @@ TEST(Checkpoint, RestoresModelAndOptimizerOnEveryRank) {
     ASSERT_FALSE(j.is_null());
     EXPECT_EQ(j["epoch"], 4);
     EXPECT_EQ(j["seed"], 1234);
+    EXPECT_EQ(j["config"]["model"]["kind"], "test-net") << "the run's record comes back on every rank";
     // One more SGD-with-momentum step after restoring matches the original's:
     // parameters and momentum buffers both came back.
     EXPECT_TRUE(j["same_after_step"].get<bool>()) << "rank " << r;
@@ -49,14 +50,15 @@ TEST(Checkpoint, TorchLoadInPythonReadsTheWeights) {
                            "out = {k: [float(v.double().sum()), list(v.shape)] for k, v in d.items() if "
                            "k.startswith('model.')}\n"
                            "out['epoch'] = int(d['epoch']); out['seed'] = int(d['seed']); "
-                           "out['format'] = int(d['format'])\n"
+                           "out['format'] = int(d['format']); out['config'] = json.loads(d['config'])\n"
                            "print(json.dumps(out))\n";
   auto py = run_command(std::string(kPython) + " " + script + " " + path, out);
   ASSERT_EQ(py.exit_code, 0) << py.err;
   auto loaded = nlohmann::json::parse(py.out);
   EXPECT_EQ(loaded["epoch"], 4);
   EXPECT_EQ(loaded["seed"], 1234);
-  EXPECT_EQ(loaded["format"], 1);
+  EXPECT_EQ(loaded["format"], 2);
+  EXPECT_EQ(loaded["config"]["model"]["kind"], "test-net");
   const auto& params = run.ranks[0]["params"];
   ASSERT_EQ(params.size(), 10u);
   for (const auto& [name, expected] : params.items()) {

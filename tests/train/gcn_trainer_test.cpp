@@ -116,7 +116,6 @@ TEST(Trainer, MultiLabelUsesMicroF1AndOtherOptions) {
   o.optimizer.lr = 0.5;
   o.optimizer.momentum = 0.9;
   o.norm = GcnNorm::kBlock;
-  o.normalize_features = true;
   o.eval_every = 10;
   Trainer t(s, o);
   for (int64_t e = 0; e < 10; ++e) {
@@ -229,15 +228,30 @@ TEST(EvaluationSlice, RanksPartitionTheItemsInOrder) {
   EXPECT_EQ(evaluation_slice(5, 0, 2).end, 2);  // the header's example
 }
 
-TEST(Trainer, RowNormalizedFeatures) {
-  const GraphStore s = testing::make_store(testing::cycle_edges(4), 3, 2);
-  const Buffer b = row_normalized_features(s, 2);
-  const auto v = b.as<float>();
-  // Node 1: features 1.0, 1.1, 1.2 -> divided by 3.3.
+TEST(Trainer, NormalizedFeaturesAreThoseOfPygNormalizeFeatures) {
+  GraphStore s = testing::make_store(testing::cycle_edges(4), 3, 2);
+  Buffer b = normalized_features(s, 2);
+  auto v = b.as<float>();
+  // The smallest feature is 0.0. Node 1: 1.0, 1.1, 1.2 -> divided by 3.3.
   EXPECT_FLOAT_EQ(v[3], 1.0f / 3.3f);
   EXPECT_FLOAT_EQ(v[3] + v[4] + v[5], 1.0f);
-  // Node 0: 0.0, 0.1, 0.2.
-  EXPECT_FLOAT_EQ(v[2], 0.2f / 0.3f);
+  // Node 0: 0.0, 0.1, 0.2 sums to 0.3 < 1: divided by 1, unchanged.
+  EXPECT_FLOAT_EQ(v[2], 0.2f);
+  // Signed features are shifted by the global minimum first (no sign flips,
+  // no blow-up of rows summing near zero): PyG's value - value.min().
+  std::vector<float> signed_rows = {-2.0f, 1.0f,  1.0f,   // shifted: 0 3 3 -> /6
+                                    1.0f,  -1.0f, 0.01f,  // 3 1 2.01 -> /6.01
+                                    -2.0f, -2.0f, -1.5f,  // 0 0 0.5 -> /1
+                                    0.0f,  0.0f,  0.0f};  // 2 2 2 -> /6
+  s.features = Buffer::from_vector(std::move(signed_rows));
+  b = normalized_features(s, 1);
+  v = b.as<float>();
+  EXPECT_FLOAT_EQ(v[0], 0.0f);
+  EXPECT_FLOAT_EQ(v[1], 0.5f);
+  EXPECT_FLOAT_EQ(v[4], 1.0f / 6.01f);
+  EXPECT_FLOAT_EQ(v[8], 0.5f);
+  EXPECT_FLOAT_EQ(v[9], 1.0f / 3.0f);
+  for (float x : v) EXPECT_GE(x, 0.0f);
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+// One convention for every dgcn binary's command line (CLI11 underneath):
+// --version, defaults shown the same way in --help (NAME=default), usage
+// errors that name the flag and the accepted values and exit with status 2,
+// the same syntax for the same things (--num-neighbors 15,10,5, --device
+// cpu|cuda|cuda:N), and output paths checked before any work starts.
+//
+//   CLI::App app{"dgcn-foo: ..."};
+//   dgcn::cli::setup(app, "dgcn-foo");
+//   dgcn::cli::add_fanouts(app, "--num-neighbors", fanouts, "Fanouts, one per GCN layer");
+//   if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dgcn::cli {
+
+// The exit status of a usage error (a bad flag or value); 1 is left for
+// errors of the input data or of the run.
+inline constexpr int kUsageError = 2;
+
+// --version ("<binary> <version>") and defaults captured for --help. Call
+// before adding options (subcommands inherit it).
+void setup(CLI::App& app, const std::string& binary);
+
+// Parses argv: nullopt to go on, else the exit status (0 after --help or
+// --version, kUsageError after printing a usage error to stderr).
+std::optional<int> parse(CLI::App& app, int argc, const char* const* argv);
+// For callers that parse themselves (dgcn-prep runs subcommands inside
+// parse): the status for a CLI11 error, after printing it.
+int exit_status(CLI::App& app, const CLI::ParseError& e);
+
+// Value checks whose messages read "must be > 0" instead of printing the
+// type's largest value.
+extern const CLI::Validator kPositive;     // > 0
+extern const CLI::Validator kNonNegative;  // >= 0
+
+// A comma-separated list of fanouts, one per GCN layer, hop 0 first: each an
+// integer >= -1 (-1: every neighbour, 0: none). "15,,5", "15,x" and "" are
+// errors naming the element.
+CLI::Option* add_fanouts(CLI::App& app, const std::string& name, std::vector<int64_t>& fanouts,
+                         const std::string& help);
+// The parser behind add_fanouts; throws CLI::ValidationError.
+std::vector<int64_t> parse_fanouts(const std::string& text);
+
+// --device cpu|cuda|cuda:N, kept as typed; device_index() tells them apart.
+CLI::Option* add_device(CLI::App& app, std::string& device, const std::string& help);
+// -1 for "cpu", N for "cuda:N", `default_cuda` for "cuda".
+int device_index(const std::string& device, int default_cuda);
+
+// Checks, before any work, that `path` can be written as a file: its folder
+// exists and is writable, and it is not a folder itself. Throws dgcn::Error
+// "<flag> PATH: <why>".
+void check_output_file(const std::string& flag, const std::string& path);
+// The same for a folder that is created when missing (its parent must then
+// exist and be writable).
+void check_output_folder(const std::string& flag, const std::string& path);
+
+}  // namespace dgcn::cli

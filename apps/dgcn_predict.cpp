@@ -1,0 +1,108 @@
+// dgcn-predict: predictions and embeddings of a trained checkpoint as .npy
+// files (train/predict.h), on 1..N ranks like dgcn-train. The checkpoint says
+// what the model is; no model flags. One JSON summary on stdout.
+#include <c10/util/Exception.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <torch/cuda.h>
+
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "apps/cli/cli.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/parallel.h"
+#include "distributed/launcher.h"
+#include "distributed/process_group.h"
+#include "graph/gcn_format.h"
+#include "models/spmm.h"
+#include "train/omp_waits.h"
+#include "train/predict.h"
+
+int main(int argc, char** argv) {
+  dgcn::reexec_with_passive_omp_waits(argv);  // Note [Passive OpenMP waits]
+  CLI::App app{
+      "dgcn-predict: predictions and embeddings of a trained GCN checkpoint by layer-wise full-neighbour "
+      "inference (the same code as dgcn-train's evaluation), as .npy files numpy reads: PREFIX.node_ids.npy "
+      "(int64, the source dataset's ids), PREFIX.class.npy (int64), PREFIX.probs.npy / PREFIX.logits.npy "
+      "(float32, N x classes; sigmoid for multi-label), PREFIX.embeddings.npy (float32). The checkpoint "
+      "records the model, so there are no model flags. One JSON summary on stdout."};
+  dgcn::cli::setup(app, "dgcn-predict");
+  dgcn::PredictOptions o;
+  std::string data, device = "cpu", backend = "auto", what = "class,probs";
+  int threads = 0;
+  dgcn::LaunchOptions launch;
+  app.add_option("--checkpoint", o.checkpoint,
+                 "A checkpoint file, or dgcn-train's --checkpoint folder (its best.pt, else its newest)")
+      ->required();
+  app.add_option("--data", data, "The graph store (.gcn) to predict on")->required();
+  app.add_option("--out", o.out, "PREFIX of the files written (PREFIX.class.npy, ...)")->required();
+  app.add_option("--nodes", o.nodes,
+                 "Which nodes: all, train, valid, test, or FILE.npy holding source-dataset node ids");
+  app.add_option("--what", what, "Comma-separated outputs: class, probs, logits, embeddings");
+  app.add_option("--layer", o.layer,
+                 "Embeddings: the number of the GCN layer whose output they are (1 = the first; 0: the last "
+                 "before the classifier)")
+      ->check(dgcn::cli::kNonNegative);
+  dgcn::cli::add_device(app, device, "cpu, cuda (rank r of a node on cuda:r) or cuda:N");
+  app.add_option("--backend", backend, "Collective backend: gloo (CPU), nccl (CUDA) or auto")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
+  app.add_option("--threads", threads, "Compute threads per rank (0: this node's cores shared by its ranks)")
+      ->check(dgcn::cli::kNonNegative);
+  dgcn::add_launch_flags(app, launch);
+  if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
+  spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-predict"));
+  o.what.clear();
+  for (size_t b = 0;;) {
+    const size_t e = std::min(what.find(',', b), what.size());
+    o.what.push_back(what.substr(b, e - b));
+    if (e == what.size()) break;
+    b = e + 1;
+  }
+  for (const std::string& w : o.what) {
+    if (w != "class" && w != "probs" && w != "logits" && w != "embeddings") {
+      std::cerr << "--what: '" << w << "' is not an output; choose from class, probs, logits, embeddings\n";
+      return dgcn::cli::kUsageError;
+    }
+  }
+  try {
+    if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
+    dgcn::remove_temporary_files_on_signals();
+    const dgcn::RankEnv env = dgcn::rank_env_from_process();
+    if (env.world_size > 1) spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
+    if (env.rank == 0) dgcn::cli::check_output_file("--out", o.out + ".node_ids.npy");
+    if (threads == 0) threads = std::max(1, dgcn::default_num_threads() / env.local_world_size);
+    at::set_num_threads(threads);
+    const int gpu = dgcn::cli::device_index(device, env.local_rank);
+    if (gpu >= 0) {
+      DGCN_CHECK(torch::cuda::is_available() && dgcn::spmm_has_cuda(),
+                 "--device {}: needs a GPU and a build against a CUDA LibTorch", device);
+      o.device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(gpu));
+    }
+    dgcn::CommBackend comm;
+    try {
+      comm = dgcn::parse_backend(backend, o.device);
+    } catch (const c10::Error& e) {
+      throw dgcn::Error(fmt::format("--backend {}: {}", backend, e.what_without_backtrace()));
+    }
+    auto group = dgcn::ProcessGroup::create(env, {comm, launch.timeout});
+    dgcn::LoadOptions load;
+    load.threads = threads;
+    const dgcn::GraphStore store = dgcn::load_gcn(data, load);
+    const nlohmann::json summary = dgcn::predict(store, o, *group, threads);
+    group->shutdown();
+    if (env.rank == 0) std::cout << summary.dump() << std::endl;
+    return 0;
+  } catch (const c10::Error& e) {
+    std::cerr << "dgcn-predict: " << e.what_without_backtrace() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "dgcn-predict: " << e.what() << "\n";
+  }
+  return 1;
+}

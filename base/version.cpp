@@ -1,0 +1,9 @@
+#include "base/version.h"
+
+namespace dgcn {
+
+const char* dgcn_version() {
+  return DGCN_VERSION;
+}
+
+}  // namespace dgcn

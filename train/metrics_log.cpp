@@ -1,0 +1,67 @@
+#include "train/metrics_log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/atomic_file.h"
+#include "base/error.h"
+
+namespace dgcn {
+namespace {
+
+// The lines of `path` a resumed run keeps: complete JSON lines up to the
+// first one of an epoch after `keep_through_epoch`.
+std::string kept_lines(const std::string& path, int64_t keep_through_epoch) {
+  std::ifstream in(path);
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // no newline: a line cut short
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) break;
+    if (j.contains("epoch") && j["epoch"].is_number_integer() &&
+        j["epoch"].get<int64_t>() > keep_through_epoch)
+      break;
+    kept += line;
+    kept += '\n';
+  }
+  return kept;
+}
+
+}  // namespace
+
+MetricsLog::MetricsLog(std::string path, int64_t keep_through_epoch) : path_(std::move(path)) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+  if (keep_through_epoch >= 0) {
+    // Rewritten whole first (atomically), so a crash here loses nothing.
+    const std::string kept = kept_lines(path_, keep_through_epoch);
+    std::error_code ec;
+    const bool regular = !std::filesystem::exists(path_, ec) || std::filesystem::is_regular_file(path_, ec);
+    if (regular) write_file_atomically(path_, kept);
+    flags |= O_APPEND;
+  } else {
+    flags |= O_TRUNC;
+  }
+  const int fd = ::open(path_.c_str(), flags, 0666);
+  DGCN_CHECK(fd >= 0, "metrics {}: cannot open: {}", path_, std::strerror(errno));
+  fd_ = UniqueFd(fd);
+}
+
+void MetricsLog::write(const nlohmann::json& line) {
+  if (!fd_) return;
+  const std::string text = line.dump() + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd_.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    DGCN_CHECK(n > 0, "metrics {}: write failed: {}", path_, n < 0 ? std::strerror(errno) : "no progress");
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace dgcn

@@ -1,0 +1,46 @@
+// The per-epoch metrics file (--metrics-out): JSON lines appended and
+// flushed one at a time under the file's final name, so `tail -f` shows
+// epochs as they end and nothing is lost when the run stops.
+//
+//   {"config": {...}, "first_epoch": 1}      a record line at every (re)start
+//   {"epoch": 1, "loss": 1.23, ...}          one line per epoch
+//   {"epoch": 2, ...}
+//
+// A resumed run keeps what the file holds up to the checkpoint's epoch and
+// drops the lines of later epochs (they belong to the run that was cut
+// short), then appends. A failed write (a full disk) is an error at once,
+// naming the file and the system's reason; the file then ends at the last
+// complete line it had.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "base/file_io.h"
+
+namespace dgcn {
+
+class MetricsLog {
+ public:
+  // No file: write() does nothing.
+  MetricsLog() = default;
+  // Opens `path` for this run: a fresh run (keep_through_epoch < 0)
+  // truncates it; a resumed one keeps the lines whose "epoch" is at most
+  // keep_through_epoch (and the record lines before them). Throws
+  // dgcn::Error naming the file.
+  MetricsLog(std::string path, int64_t keep_through_epoch);
+
+  // Appends `line` and a newline with one write(2); throws dgcn::Error on
+  // any failure, leaving at most a partial last line that the next open of
+  // a resumed run drops.
+  void write(const nlohmann::json& line);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  UniqueFd fd_;
+};
+
+}  // namespace dgcn

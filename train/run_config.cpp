@@ -1,0 +1,49 @@
+// See Note [What a resume may change] in run_config.h.
+#include "train/run_config.h"
+
+#include <map>
+
+namespace dgcn {
+namespace {
+
+// Leaves by dotted path; arrays are leaves (fanouts compare as a whole).
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  out[prefix] = j;
+}
+
+bool may_change(const std::string& field) {
+  return field == "version" || field == "optimizer.lr" || field == "data.path" || field.rfind("run.", 0) == 0;
+}
+
+}  // namespace
+
+ConfigComparison compare_configs(const nlohmann::json& checkpoint, const nlohmann::json& run) {
+  std::map<std::string, nlohmann::json> a, b;
+  flatten(checkpoint, "", a);
+  flatten(run, "", b);
+  std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> both;
+  for (const auto& [k, v] : a) both[k].first = v;
+  for (const auto& [k, v] : b) both[k].second = v;
+  ConfigComparison out;
+  for (const auto& [field, values] : both) {
+    if (values.first == values.second) continue;
+    ConfigChange c{field, values.first.dump(), values.second.dump()};
+    (may_change(field) ? out.allowed : out.forbidden).push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string describe_changes(const std::vector<ConfigChange>& changes) {
+  std::string s;
+  for (const ConfigChange& c : changes) {
+    if (!s.empty()) s += "; ";
+    s += c.field + " was " + c.before + ", this run has " + c.after;
+  }
+  return s;
+}
+
+}  // namespace dgcn
