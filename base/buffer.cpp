@@ -1,5 +1,7 @@
 #include "base/buffer.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -39,6 +41,11 @@ void Buffer::check_view(size_t elem_size, size_t align) const {
   DGCN_CHECK(size_ % elem_size == 0, "buffer: {} bytes is not a whole number of {}-byte elements", size_,
              elem_size);
   DGCN_CHECK(reinterpret_cast<uintptr_t>(data_) % align == 0, "buffer: data not aligned to {} bytes", align);
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
 }
 
 }  // namespace dgcn

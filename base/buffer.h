@@ -84,4 +84,9 @@ class Buffer {
   bool writable_ = true;
 };
 
+// This machine's physical memory in bytes (sysconf): the bound a reader
+// checks a size claimed by a file against when the file's own bytes cannot
+// bound it (a sparse matrix made dense).
+uint64_t physical_memory_bytes();
+
 }  // namespace dgcn

@@ -42,6 +42,30 @@ int split_fields(std::string_view text, std::string_view& a, std::string_view& b
   return fields;
 }
 
+// Note [Sparse edge list ids]: SNAP files often number nodes with gaps (ids
+// up to 10^9 for a million nodes). Taking ids as they are would allocate for
+// every id up to the largest, so memory would follow the largest number in
+// the file, not its size. When most ids would be isolated (the largest id is
+// at least twice the edge count), the ids present are renumbered densely in
+// increasing order and the file's ids become the store's node ids
+// (GraphStore::source_ids), which every output reports.
+int64_t compact_ids(std::vector<int64_t>& src, std::vector<int64_t>& dst, Buffer& source_ids) {
+  std::vector<int64_t> ids;
+  ids.reserve(src.size() + dst.size());
+  ids.insert(ids.end(), src.begin(), src.end());
+  ids.insert(ids.end(), dst.begin(), dst.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto renumber = [&](std::vector<int64_t>& v) {
+    for (int64_t& x : v) x = std::lower_bound(ids.begin(), ids.end(), x) - ids.begin();
+  };
+  renumber(src);
+  renumber(dst);
+  const auto n = static_cast<int64_t>(ids.size());
+  source_ids = Buffer::from_vector(std::move(ids));
+  return n;
+}
+
 }  // namespace
 
 GraphStore read_edgelist(const EdgeListOptions& options) {
@@ -107,11 +131,17 @@ GraphStore read_edgelist(const EdgeListOptions& options) {
     dst.insert(dst.end(), p.dst.begin(), p.dst.end());
     p = ChunkEdges{};
   }
-  const int64_t n = options.num_nodes > 0 ? options.num_nodes : max_id + 1;
+  GraphStore store;
+  int64_t n = options.num_nodes > 0 ? options.num_nodes : max_id + 1;
+  if (options.num_nodes == 0 && max_id >= 2 * static_cast<int64_t>(total) + 1) {
+    n = compact_ids(src, dst, store.source_ids);
+    spdlog::info(
+        "edgelist: {}: ids up to {} name only {} nodes: renumbered 0..{}, the file's ids kept as node ids",
+        path, max_id, n, n - 1);
+  }
   spdlog::info("edgelist: {}: {} lines, {} edges, {} nodes, {:.1f} MB of text in {:.2f} s", path, stats.lines,
                total, n, stats.text_bytes / 1e6, stats.seconds);
 
-  GraphStore store;
   nlohmann::json meta = {{"reader", "edgelist"}, {"file", path}};
   meta["edges"] = set_graph(store, n, std::move(src), std::move(dst), options.edges, threads, path);
   store.metadata_json = meta.dump();

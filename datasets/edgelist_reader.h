@@ -1,7 +1,9 @@
 // Reader of plain edge lists in the SNAP style: one "src dst" pair per line,
 // separated by spaces or tabs, '#' lines are comments, blank lines are
 // skipped; plain or gzip-compressed. Graph only (Task::kNone, no features, no
-// splits). Streamed and parsed in parallel like the OGB reader.
+// splits). Streamed and parsed in parallel like the OGB reader. Ids with
+// large gaps are renumbered densely, the file's ids kept as node ids (Note
+// [Sparse edge list ids]), so memory follows the file's size.
 //
 //   # FromNodeId  ToNodeId
 //   0 1
@@ -21,7 +23,7 @@ struct EdgeListOptions {
   std::string file;
   EdgeOptions edges;      // default: symmetrize, drop loops/duplicates
   int num_threads = 0;    // 0 = every core
-  int64_t num_nodes = 0;  // 0 = largest id + 1; else every id must be below it
+  int64_t num_nodes = 0;  // 0 = largest id + 1 (or renumbered); else every id must be below it
   size_t chunk_bytes = kDefaultChunkBytes;
 };
 

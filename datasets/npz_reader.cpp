@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/buffer.h"
 #include "base/error.h"
 #include "datasets/npz.h"
 #include "datasets/sparse_matrix.h"
@@ -14,13 +15,13 @@ namespace dgcn::datasets {
 
 namespace {
 
-void read_features(const NpzArchive& npz, int64_t n, GraphStore& store) {
+void read_features(const NpzArchive& npz, int64_t n, uint64_t max_bytes, GraphStore& store) {
   const std::string& path = npz.path();
   if (npz.contains("attr_data")) {
     SparseMatrix x = read_sparse_csr(npz, {"attr_data", "attr_indices", "attr_indptr", "attr_shape"}, true);
     DGCN_CHECK(x.rows == n, "{}: attr_shape has {} rows, adj_shape {} nodes", path, x.rows, n);
     store.num_features = x.cols;
-    store.features = to_dense(x);
+    store.features = to_dense(x, path + ": attr_shape", max_bytes ? max_bytes : physical_memory_bytes());
   } else if (npz.contains("attr_matrix")) {
     NpyArray x = npz.array("attr_matrix");
     DGCN_CHECK(x.shape().size() == 2 && x.shape()[0] == n, "{}: attr_matrix has shape {}, expected ({}, F)",
@@ -77,7 +78,7 @@ GraphStore read_npz_dataset(const NpzOptions& options) {
     adj = SparseMatrix{};
     meta["edges"] = set_graph(store, n, std::move(src), std::move(dst), options.edges, threads, options.file);
   }
-  read_features(npz, n, store);
+  read_features(npz, n, options.max_feature_bytes, store);
   if (npz.contains("labels")) read_labels(npz, n, options.num_classes, store);
 
   std::span<const int32_t> labels;

@@ -26,6 +26,9 @@ struct NpzOptions {
   int64_t num_classes = 0;  // 0 = largest label + 1, else labels must be below it
   SplitSpec split = parse_split_spec("per-class:20,valid:500,test:1000");
   uint64_t seed = 0;
+  // Sparse features become dense: an attr_shape whose dense float32 form
+  // needs more bytes than this is an error (0 = this machine's memory).
+  uint64_t max_feature_bytes = 0;
 };
 
 GraphStore read_npz_dataset(const NpzOptions& options);

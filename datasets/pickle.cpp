@@ -755,7 +755,7 @@ DenseMatrix as_dense_matrix(const Pickle& p, Ref value, const std::string& field
   DenseMatrix m;
   const Value& v = p.at(value);
   auto check_size = [&](int64_t rows, int64_t cols) {
-    DGCN_CHECK(rows >= 0 && cols >= 0 &&
+    DGCN_CHECK(rows >= 0 && cols >= 0 && static_cast<uint64_t>(rows) <= max_bytes / 8 &&
                    (cols == 0 || static_cast<uint64_t>(rows) <= max_bytes / 4 / static_cast<uint64_t>(cols)),
                "{}: {} claims {} x {} values, more than this file can hold", p.what(), field, rows, cols);
   };
@@ -788,9 +788,12 @@ DenseMatrix as_dense_matrix(const Pickle& p, Ref value, const std::string& field
                  indptr.back() == static_cast<int64_t>(data.size()),
              "{}: {}: {} data, {} indices, indptr from {} to {}: they must agree", p.what(), field,
              data.size(), indices.size(), indptr.front(), indptr.back());
-  m.values.assign(static_cast<size_t>(m.rows * m.cols), 0.0f);
+  // Monotone from 0 to nnz before any entry is read: every row's range then lies in [0, nnz).
   for (int64_t r = 0; r < m.rows; ++r) {
     DGCN_CHECK(indptr[r] <= indptr[r + 1], "{}: {}.indptr decreases at row {}", p.what(), field, r);
+  }
+  m.values.assign(static_cast<size_t>(m.rows * m.cols), 0.0f);
+  for (int64_t r = 0; r < m.rows; ++r) {
     for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
       DGCN_CHECK(indices[e] >= 0 && indices[e] < m.cols, "{}: {}: row {} has column {}, not in [0, {})",
                  p.what(), field, r, indices[e], m.cols);

@@ -19,9 +19,10 @@ SparseMatrix read_sparse_csr(const NpzArchive& npz, const CsrKeys& keys, bool wi
   }
   {
     NpyArray indptr = npz.array(keys.indptr);
-    DGCN_CHECK(indptr.shape().size() == 1 && indptr.count() == m.rows + 1,
+    // Compared as count - 1 == rows: rows + 1 overflows for a shape of INT64_MAX.
+    DGCN_CHECK(indptr.shape().size() == 1 && indptr.count() >= 1 && indptr.count() - 1 == m.rows,
                "{}: {} has shape {}, expected ({},) for {} rows", path, keys.indptr,
-               indptr.header.shape_string(), m.rows + 1, m.rows);
+               indptr.header.shape_string(), static_cast<uint64_t>(m.rows) + 1, m.rows);
     m.indptr = to_int64(indptr, fmt::format("{}: {}", path, keys.indptr));
   }
   {
@@ -58,8 +59,15 @@ std::vector<int64_t> row_ids(const SparseMatrix& m) {
   return rows;
 }
 
-Buffer to_dense(const SparseMatrix& m) {
+Buffer to_dense(const SparseMatrix& m, const std::string& what, uint64_t max_bytes) {
   DGCN_ASSERT(static_cast<int64_t>(m.values.size() / sizeof(float)) == m.nnz());
+  // A few bytes of sparse matrix can claim any dense size: checked before the
+  // allocation, without overflow.
+  const auto rows = static_cast<uint64_t>(m.rows), cols = static_cast<uint64_t>(m.cols);
+  DGCN_CHECK(cols == 0 || rows <= max_bytes / sizeof(float) / cols,
+             "{}: a dense {} x {} float32 matrix needs {:.1f} GB, more than the {:.1f} GB allowed", what,
+             m.rows, m.cols, static_cast<double>(rows) * static_cast<double>(cols) * sizeof(float) / 1e9,
+             static_cast<double>(max_bytes) / 1e9);
   Buffer out = Buffer::zeros<float>(static_cast<size_t>(m.rows * m.cols));
   auto dense = out.as_mutable<float>();
   auto values = m.values.as<float>();

@@ -36,7 +36,8 @@ SparseMatrix read_sparse_csr(const NpzArchive& npz, const CsrKeys& keys, bool wi
 std::vector<int64_t> row_ids(const SparseMatrix& m);
 
 // The matrix as dense row-major float32 [rows x cols] (repeated entries are
-// summed, as scipy's toarray() does). Needs values.
-Buffer to_dense(const SparseMatrix& m);
+// summed, as scipy's toarray() does). Needs values. A matrix whose dense
+// form exceeds max_bytes is an error naming `what`, before any allocation.
+Buffer to_dense(const SparseMatrix& m, const std::string& what, uint64_t max_bytes);
 
 }  // namespace dgcn::datasets

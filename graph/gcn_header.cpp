@@ -282,7 +282,8 @@ std::vector<std::byte> encode_header(const GcnHeader& h) {
 }
 
 uint64_t check_fixed_header(std::span<const std::byte> fixed, uint64_t file_size, const std::string& path) {
-  const bool magic_prefix = std::memcmp(fixed.data(), kMagic, std::min(fixed.size(), sizeof(kMagic))) == 0;
+  const bool magic_prefix =
+      fixed.empty() || std::memcmp(fixed.data(), kMagic, std::min(fixed.size(), sizeof(kMagic))) == 0;
   if (!looks_like_gcn(fixed) && !magic_prefix) {
     const std::string hint = file_kind_hint(path, fixed);
     DGCN_CHECK(fixed.size() >= 8, "{}: not a .gcn file: {} bytes{}", path, fixed.size(),

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang-format
+  # clang with its sanitizer and libFuzzer runtimes (scripts/sanitize.sh, scripts/fuzz.sh)
+  clang-14 libclang-rt-14-dev
   # LibTorch (CPU) with c10d's Gloo backend; Python torch reads our checkpoints in tests
   libtorch-dev libgloo-dev python3-torch
   # an optimized BLAS behind LibTorch's dense layers (Debian's default libblas is the

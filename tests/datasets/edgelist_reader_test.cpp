@@ -54,6 +54,24 @@ TEST(EdgeListReader, ReadsSnapStylePlainAndGzip) {
   EXPECT_EQ(wide.graph.indices<int32_t>()[wide.graph.indptr()[3]], 4);
 }
 
+TEST(EdgeListReader, SparseIdsAreRenumberedAndKeptAsNodeIds) {
+  // One huge id must not allocate for every id below it (a fuzz finding):
+  // three nodes, numbered in increasing order of their file ids.
+  TempDir dir;
+  testing::write_text(dir / "g.txt", "4000000000000 5\n5 7\n");
+  GraphStore s = read(dir / "g.txt");
+  ASSERT_EQ(s.num_nodes(), 3);
+  EXPECT_EQ(s.num_edges(), 4);
+  EXPECT_EQ(s.source_id(0), 5);
+  EXPECT_EQ(s.source_id(1), 7);
+  EXPECT_EQ(s.source_id(2), 4000000000000);
+  EXPECT_EQ(s.graph.degree(0), 2);  // 5 meets 7 and the huge id
+  EXPECT_EQ(s.graph.degree(1), 1);
+  // Ids without large gaps stay as they are (no node ids section).
+  testing::write_text(dir / "dense.txt", kSnap);
+  EXPECT_TRUE(read(dir / "dense.txt").source_ids.empty());
+}
+
 TEST(EdgeListReader, AGcnStoreIsNotAnEdgeListAndSaysWhatItIs) {
   TempDir dir;
   std::ofstream(dir / "g.gcn", std::ios::binary) << std::string("\x89GCN\r\n\x1a\n", 8) << "rest";

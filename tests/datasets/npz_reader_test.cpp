@@ -98,6 +98,14 @@ TEST(NpzSynthetic, BadArraysAreNamed) {
       {"feature [node 2, column 1] is inf", "arrays['attr_matrix'][2, 1] = np.inf\n"},
       {"labels: expected an integer array, got dtype '<f8'",
        "arrays['labels'] = np.array([0.5, 1, 0, 1, 0])\n"},
+      // Fuzz findings: a shape of INT64_MAX rows (rows + 1 overflowed), and
+      // a sparse shape whose dense form no memory holds (allocated before).
+      {"adj_indptr has shape (6,), expected (9223372036854775808,) for 9223372036854775807 rows",
+       "arrays['adj_shape'] = np.array([2**63 - 1, 5])\n"},
+      {"attr_shape: a dense 5 x 1099511627776 float32 matrix needs 21990.2 GB, more than the",
+       "x = sp.csr_matrix(arrays.pop('attr_matrix'))\n"
+       "arrays.update(attr_data=x.data, attr_indices=x.indices, attr_indptr=x.indptr,\n"
+       "              attr_shape=np.array([5, 2**40]))\n"},
       {"no array 'adj_shape' (arrays: adj_data, adj_indices, adj_indptr, attr_matrix",
        "del arrays['adj_shape']\n"},
       // the default Planetoid split needs 20 nodes per class
@@ -118,7 +126,7 @@ TEST(NpzSynthetic, BadArraysAreNamed) {
     EXPECT_NE(err.find("g.npz: " + cases[i].first), std::string::npos) << err;
   }
   NpzOptions one_class;
-  one_class.file = dir / "case6/g.npz";
+  one_class.file = dir / "case8/g.npz";
   one_class.num_classes = 1;
   one_class.split = parse_split_spec("none");
   std::string err = error_of([&] { read_npz_dataset(one_class); });
