@@ -28,6 +28,13 @@ void broadcast_from_rank0(ProcessGroup& group, const std::vector<at::Tensor>& te
   }
 }
 
+// "[32, 8] Float": what the replica check compares of a tensor.
+std::string shape_and_dtype(const at::Tensor& t) {
+  std::string s = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "] " + c10::toString(t.scalar_type());
+}
+
 // A tensor shaped like `like` over flat[offset ...], sharing its storage but
 // not an autograd view (Note [DDP gradient sync]).
 at::Tensor alias_into(const at::Tensor& flat, int64_t offset, const at::Tensor& like) {
@@ -58,6 +65,19 @@ DistributedDataParallel::DistributedDataParallel(torch::nn::Module& module, Proc
                 "; all synchronized parameters must share one dtype");
     TORCH_CHECK(p.layout() == c10::kStrided, "DistributedDataParallel: parameter '", names_[i],
                 "' is not dense");
+  }
+
+  if (group.size() > 1) {
+    std::vector<ReplicaField> fields = options.replica_settings;
+    for (size_t i = 0; i < params_.size(); ++i)
+      fields.push_back({"param " + names_[i], shape_and_dtype(params_[i])});
+    for (const auto& b : module.named_buffers(/*recurse=*/true)) {
+      fields.push_back({"buffer " + b.key(), shape_and_dtype(b.value())});
+    }
+    const std::string differences =
+        check_replicas(group.rank(), group.size(), fields,
+                       [&](std::vector<double> v) { return group.sum_over_ranks(std::move(v)); });
+    TORCH_CHECK(differences.empty(), differences);
   }
 
   at::NoGradGuard no_grad;

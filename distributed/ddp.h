@@ -56,17 +56,24 @@
 #include "base/mutex.h"
 #include "distributed/buckets.h"
 #include "distributed/process_group.h"
+#include "distributed/replica_check.h"
 
 namespace dgcn {
 
 struct DdpOptions {
   BucketCaps caps;
+  // Settings every rank must share (dataset digest, model and sampling
+  // settings), checked with the parameters before the first broadcast.
+  std::vector<ReplicaField> replica_settings;
 };
 
 class DistributedDataParallel {
  public:
   // Collective. Takes the parameters of `module` that require grad (all on
-  // group.device(), one dtype) and its buffers, broadcasts them from rank 0,
+  // group.device(), one dtype) and its buffers, checks that every rank holds
+  // the same names, shapes and dtypes and options.replica_settings (a
+  // difference is a c10::Error on every rank naming the rank, the field and
+  // both values: distributed/replica_check.h), broadcasts them from rank 0,
   // builds the buckets and registers the gradient hooks. `module` and `group`
   // must outlive this object.
   DistributedDataParallel(torch::nn::Module& module, ProcessGroup& group, DdpOptions options = {});

@@ -37,6 +37,17 @@ ConfigComparison compare_configs(const nlohmann::json& checkpoint, const nlohman
   return out;
 }
 
+std::vector<ReplicaField> replica_settings(const nlohmann::json& config) {
+  std::map<std::string, nlohmann::json> leaves;
+  flatten(config, "", leaves);
+  std::vector<ReplicaField> out;
+  for (const auto& [field, value] : leaves) {
+    if (field == "data.path" || field == "run.threads" || field == "run.device") continue;
+    out.push_back({field, value.is_string() ? value.get<std::string>() : value.dump()});
+  }
+  return out;
+}
+
 std::string describe_changes(const std::vector<ConfigChange>& changes) {
   std::string s;
   for (const ConfigChange& c : changes) {

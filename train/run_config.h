@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "distributed/replica_check.h"
+
 namespace dgcn {
 
 struct ConfigChange {
@@ -40,6 +42,12 @@ struct ConfigComparison {
 // Every leaf where `checkpoint` and `run` differ (a field missing on one
 // side counts as null), sorted by field.
 ConfigComparison compare_configs(const nlohmann::json& checkpoint, const nlohmann::json& run);
+
+// What every rank of one job must share, checked before the first broadcast
+// (distributed/replica_check.h): every leaf of `config` but those that are a
+// rank's or a machine's own (data.path, run.threads, run.device), as
+// "model.hidden" = "128".
+std::vector<ReplicaField> replica_settings(const nlohmann::json& config);
 
 // "seed was 1, this run has 2; model.hidden was 128, this run has 64".
 std::string describe_changes(const std::vector<ConfigChange>& changes);

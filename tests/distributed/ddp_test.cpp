@@ -85,5 +85,39 @@ TEST(Ddp, NoSyncAccumulatesThenAveragesOnce) {
   }
 }
 
+// Checked replicas (distributed/replica_check.h): a rank with another model
+// or other data stops every rank before the first broadcast, with the same
+// message naming the rank, the field and both values, long before the
+// collective timeout.
+TEST(Ddp, RanksWithAnotherModelOrOtherDataStopBeforeTraining) {
+  {
+    ScratchDir out;
+    auto run = run_worker(2, {"replicas", "--variant", "same"}, out);
+    ASSERT_EQ(run.launch.exit_code, 0) << run.launch.message;
+    EXPECT_TRUE(run.ranks[1]["checked"].get<bool>());
+  }
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"shape",
+       {"rank 1 has param fc2.weight = \"[33, 32] Float\" where rank 0 has \"[32, 32] Float\"",
+        "rank 1 has param wide.weight = \"[4, 33] Float\" where rank 0 has none"}},
+      {"setting", {"rank 1 has data.digest = \"9a9a9a9a\" where rank 0 has \"1f1f1f1f\""}},
+  };
+  for (const auto& [variant, expected] : cases) {
+    ScratchDir out;
+    auto run = run_worker(2, {"replicas", "--variant", variant}, out);
+    EXPECT_NE(run.launch.exit_code, 0) << variant;
+    EXPECT_LT(run.seconds, 15) << variant << ": the check must not wait for the 20 s timeout";
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_FALSE(run.ranks[r].is_null()) << variant << ": rank " << r << " wrote no error";
+      const std::string error = run.ranks[r]["error"];
+      EXPECT_EQ(error, run.ranks[0]["error"].get<std::string>())
+          << variant << ": the same message on every rank";
+      for (const auto& text : expected)
+        EXPECT_NE(error.find(text), std::string::npos) << variant << ": " << error;
+    }
+    std::cout << "[ replicas ] " << variant << ": " << run.ranks[0]["error"].get<std::string>() << "\n";
+  }
+}
+
 }  // namespace
 }  // namespace dgcn

@@ -6,6 +6,7 @@
 //   dgcn_dist_worker ddp --out DIR [--variant plain|unused|nosync] [--small-buckets] [--steps K]
 //   dgcn_dist_worker fail --out DIR --victim R --how exit|signal|hang|absent
 //   dgcn_dist_worker checkpoint --out DIR
+//   dgcn_dist_worker replicas --out DIR --variant same|shape|setting
 #include <c10/util/Exception.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -178,6 +179,36 @@ json run_ddp(ProcessGroup& group, const std::string& variant, bool small_buckets
 }
 
 // ---------------------------------------------------------------------------
+// replicas: rank 1 builds another model (shape) or reads other data (setting).
+
+struct WiderNet : Net {
+  torch::nn::Linear wide{nullptr};
+  WiderNet() {
+    fc2 = replace_module("fc2", torch::nn::Linear(32, 33));
+    wide = register_module("wide", torch::nn::Linear(33, 4));
+  }
+};
+
+json run_replicas(ProcessGroup& group, const std::string& variant, const std::string& out) {
+  const int r = group.rank();
+  std::shared_ptr<Net> net =
+      variant == "shape" && r == 1 ? std::make_shared<WiderNet>() : std::make_shared<Net>();
+  DdpOptions options;
+  options.replica_settings = {{"data.digest", variant == "setting" && r == 1 ? "9a9a9a9a" : "1f1f1f1f"},
+                              {"sampling.fanouts", "[15,10,5]"}};
+  try {
+    DistributedDataParallel ddp(*net, group, options);
+  } catch (const c10::Error& e) {
+    write_result(out, r, {{"error", e.what_without_backtrace()}});
+    // Every rank fails at the same moment; give the others time to write
+    // theirs before the launcher stops them for this rank's exit.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    _exit(1);
+  }
+  return {{"checked", true}};
+}
+
+// ---------------------------------------------------------------------------
 // fail: one rank dies, hangs or never joins a collective.
 
 json run_fail(ProcessGroup& group, int victim, const std::string& how, const std::string& out) {
@@ -275,6 +306,8 @@ int main(int argc, char** argv) {
   fail->add_option("--victim", victim);
   fail->add_option("--how", how)->check(CLI::IsMember({"exit", "signal", "hang", "absent"}));
   auto* checkpoint = app.add_subcommand("checkpoint");
+  auto* replicas = app.add_subcommand("replicas");
+  replicas->add_option("--variant", variant)->check(CLI::IsMember({"same", "shape", "setting"}));
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -286,6 +319,7 @@ int main(int argc, char** argv) {
     if (ddp->parsed()) result = run_ddp(*group, variant, small_buckets, steps);
     if (fail->parsed()) result = run_fail(*group, victim, how, out);
     if (checkpoint->parsed()) result = run_checkpoint(*group, out);
+    if (replicas->parsed()) result = run_replicas(*group, variant, out);
     result["rank"] = env.rank;
     result["world_size"] = env.world_size;
     write_result(out, env.rank, result);
