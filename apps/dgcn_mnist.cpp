@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
                env.local_world_size);
     c10::Device device =
         gpu >= 0 ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpu)) : c10::Device(c10::kCPU);
+    resume_after_restart(env, options.checkpoint_dir, options.resume);  // Note [Restarts]
     if (!options.checkpoint_dir.empty() && !options.resume && env.rank == 0) {
       cli::check_output_folder("--checkpoint", options.checkpoint_dir);
     }

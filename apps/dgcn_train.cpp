@@ -124,6 +124,11 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainOptions& o, dgcn::GcnRun
   app.add_option("--checkpoint", run.checkpoint_dir,
                  "Save a checkpoint into this folder after every epoch (rank 0; keeps the newest two and "
                  "best.pt, the best validation epoch's)");
+  app.add_option(
+         "--checkpoint-every-batches", run.checkpoint_every_batches,
+         "Also save a checkpoint after every K batches of an epoch (written while training goes on); a "
+         "resumed or restarted run continues with the next batch")
+      ->check(kPositive);
   app.add_flag("--resume", run.resume,
                "Continue from the newest checkpoint in --checkpoint DIR (which must exist) up to --epochs");
   app.add_option("--seed", o.seed, "Seed of the weights, dropout and every epoch's shuffle and sampling");
@@ -186,6 +191,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
   const dgcn::RankEnv env = dgcn::rank_env_from_process();
   if (env.world_size > 1) spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
   const bool rank0 = env.rank == 0;
+  dgcn::resume_after_restart(env, run.checkpoint_dir, run.resume);  // Note [Restarts]
   if (rank0) check_outputs(a, run);
   const auto start = std::chrono::steady_clock::now();
   dgcn::install_caching_cpu_allocator(static_cast<size_t>(a.cpu_cache_gb * (1 << 30)));
@@ -280,6 +286,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
       {"world_size", summary.world_size},
       {"backend", dgcn::backend_name(group->backend())},
       {"first_epoch", summary.first_epoch},
+      {"checkpoint_wait_s", summary.checkpoint_wait_s},
       {"epochs", s.epochs},
       {"valid_" + metric, evaluated_now ? nlohmann::json(s.valid_metric) : nlohmann::json()},
       {"test_" + metric, evaluated_now ? nlohmann::json(s.test_metric) : nlohmann::json()},
@@ -321,6 +328,10 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-train"));
   if (run.resume && run.checkpoint_dir.empty()) {
     std::cerr << "dgcn-train: --resume needs --checkpoint DIR (the folder to resume from)\n";
+    return dgcn::cli::kUsageError;
+  }
+  if (run.checkpoint_every_batches > 0 && run.checkpoint_dir.empty()) {
+    std::cerr << "dgcn-train: --checkpoint-every-batches needs --checkpoint DIR (the folder to write into)\n";
     return dgcn::cli::kUsageError;
   }
   try {

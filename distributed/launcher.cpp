@@ -113,7 +113,8 @@ bool failed(int status) {
 }
 
 // The environment of one rank: ours, minus the rank variables, plus its own.
-std::vector<std::string> rank_environment(const LaunchOptions& options, int local_rank, int world_size) {
+std::vector<std::string> rank_environment(const LaunchOptions& options, int local_rank, int world_size,
+                                          int attempt) {
   std::vector<std::string> env;
   bool has_omp = false;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -131,6 +132,8 @@ std::vector<std::string> rank_environment(const LaunchOptions& options, int loca
   env.push_back(fmt::format("GROUP_RANK={}", options.node_rank));
   env.push_back(fmt::format("MASTER_ADDR={}", options.master_addr));
   env.push_back(fmt::format("MASTER_PORT={}", options.master_port));
+  // As torchrun says it: a restarted rank resumes from the newest checkpoint.
+  env.push_back(fmt::format("TORCHELASTIC_RESTART_COUNT={}", attempt));
   if (!has_omp) {
     // Ranks of one node share its cores; torchrun sets 1, we split them.
     int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -156,6 +159,12 @@ LaunchOptions resolved(LaunchOptions options) {
              "launcher: --master-port={} is outside [0, 65535]", options.master_port);
   DGCN_CHECK(options.timeout.count() > 0, "launcher: --timeout must be positive (got {} ms)",
              options.timeout.count());
+  DGCN_CHECK(options.max_restarts >= 0, "launcher: --max-restarts={} must not be negative",
+             options.max_restarts);
+  DGCN_CHECK(options.max_restarts == 0 || options.nnodes == 1,
+             "launcher: --max-restarts with --nnodes={} needs every node to restart together; use torchrun "
+             "--max_restarts for a multi-node job (dgcn-train resumes under it the same way)",
+             options.nnodes);
   if (options.master_addr.empty()) {
     DGCN_CHECK(options.nnodes == 1,
                "launcher: --nnodes={} needs --master-addr (the address of node 0, reachable from every node)",
@@ -171,7 +180,16 @@ LaunchOptions resolved(LaunchOptions options) {
 
 pid_t start_rank(const std::string& program, std::vector<char*>& argv, std::vector<char*>& envp,
                  pid_t launcher) {
+  // The forwarded signals stay blocked across fork: a child stopped right
+  // after fork (a peer failed at once) must not run the launcher's handler,
+  // which would write into the launcher's own signal pipe; the child resets
+  // them to the default before unblocking.
+  sigset_t forwarded, previous;
+  sigemptyset(&forwarded);
+  for (int s : kForwardedSignals) sigaddset(&forwarded, s);
+  pthread_sigmask(SIG_BLOCK, &forwarded, &previous);
   pid_t pid = fork();
+  if (pid != 0) pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   DGCN_CHECK(pid >= 0, "launcher: fork failed: {}", std::strerror(errno));
   if (pid == 0) {
     // Child: only async-signal-safe calls until execve.
@@ -224,6 +242,11 @@ void add_launch_flags(CLI::App& app, LaunchOptions& options) {
          "the launcher stops the others")
       ->default_str("60")
       ->check(CLI::Range(0.001, 1e6));
+  app.add_option(
+         "--max-restarts", options.max_restarts,
+         "When a rank fails, stop every local rank and start them again, up to N times; they resume from "
+         "the newest checkpoint (--checkpoint). One node only; under torchrun use its --max_restarts")
+      ->check(CLI::Range(0, 1000));
 }
 
 int find_free_port() {
@@ -242,15 +265,16 @@ int find_free_port() {
   return ntohs(addr.sin_port);
 }
 
-LaunchResult run_local_ranks(const LaunchOptions& raw_options, const std::vector<std::string>& argv) {
-  DGCN_CHECK(!argv.empty(), "launcher: no program to run");
-  LaunchOptions options = resolved(raw_options);
-  int world_size = options.nnodes * options.nproc_per_node;
-  spdlog::info("launcher: starting {} rank(s) of {} on node {}/{} (master {}:{}, timeout {} s)",
-               options.nproc_per_node, world_size, options.node_rank, options.nnodes, options.master_addr,
-               options.master_port, options.timeout.count() / 1000.0);
+namespace {
 
-  SignalPipe signals;
+// One start of every local rank, supervised until all have exited.
+LaunchResult run_attempt(const LaunchOptions& options, const std::vector<std::string>& argv, int attempt,
+                         SignalPipe& signals, bool& interrupted) {
+  int world_size = options.nnodes * options.nproc_per_node;
+  spdlog::info("launcher: starting {} rank(s) of {} on node {}/{} (master {}:{}, timeout {} s{})",
+               options.nproc_per_node, world_size, options.node_rank, options.nnodes, options.master_addr,
+               options.master_port, options.timeout.count() / 1000.0,
+               attempt > 0 ? fmt::format(", restart {} of {}", attempt, options.max_restarts) : "");
   std::vector<std::string> args = argv;
   std::vector<char*> c_argv = c_strings(args);
   std::vector<Child> children;
@@ -258,7 +282,7 @@ LaunchResult run_local_ranks(const LaunchOptions& raw_options, const std::vector
   LaunchResult result;
   try {
     for (int local = 0; local < options.nproc_per_node; ++local) {
-      std::vector<std::string> env = rank_environment(options, local, world_size);
+      std::vector<std::string> env = rank_environment(options, local, world_size, attempt);
       std::vector<char*> c_env = c_strings(env);
       Child child;
       child.rank = options.node_rank * options.nproc_per_node + local;
@@ -346,7 +370,35 @@ LaunchResult run_local_ranks(const LaunchOptions& raw_options, const std::vector
     result.message = fmt::format("launcher interrupted by signal {} ({}); ranks stopped", interrupted_by,
                                  strsignal(interrupted_by));
   }
+  interrupted = interrupted_by != 0;
   return result;
+}
+
+}  // namespace
+
+LaunchResult run_local_ranks(const LaunchOptions& raw_options, const std::vector<std::string>& argv) {
+  DGCN_CHECK(!argv.empty(), "launcher: no program to run");
+  LaunchOptions options = resolved(raw_options);
+  SignalPipe signals;
+  for (int attempt = 0;; ++attempt) {
+    bool interrupted = false;
+    LaunchResult result = run_attempt(options, argv, attempt, signals, interrupted);
+    result.restarts = attempt;
+    if (!result.failed_rank || interrupted || attempt >= options.max_restarts) {
+      if (result.failed_rank && options.max_restarts > 0) {
+        result.message +=
+            fmt::format(" (after {} restart(s), --max-restarts={})", attempt, options.max_restarts);
+      }
+      return result;
+    }
+    spdlog::warn(
+        "launcher: {}; restarting every local rank ({} of {} restarts); they resume from the newest "
+        "checkpoint",
+        result.message, attempt + 1, options.max_restarts);
+    // A fresh store port: the failed attempt's may still be held by a rank
+    // that was being stopped, and its keys belong to that attempt.
+    if (raw_options.master_port == 0) options.master_port = find_free_port();
+  }
 }
 
 std::optional<int> launch_if_requested(const LaunchOptions& options, int argc, char** argv) {

@@ -11,6 +11,16 @@
 // A rank that hangs without failing is bounded by the collective timeout
 // inside the ranks: its peers' collectives fail after `timeout`, they exit
 // non-zero, and the first case applies.
+//
+// Note [Restarts]
+// With max_restarts > 0, once every rank of a failed start has exited, the
+// launcher logs the failure and starts all local ranks again, with
+// TORCHELASTIC_RESTART_COUNT = the number of the start (0 first), as
+// torchrun --max_restarts does, and a fresh store port on a single node. A
+// rank that sees a restart count > 0 resumes from the newest checkpoint of
+// its --checkpoint folder on its own (apps/dgcn_train.cpp), so both
+// launchers restart the same way. A signal to the launcher (SIGINT, SIGTERM)
+// ends the job; it is never a cause to restart.
 #pragma once
 
 #include <chrono>
@@ -38,6 +48,9 @@ struct LaunchOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   // How long stopped ranks get between SIGTERM and SIGKILL (capped by timeout).
   std::chrono::milliseconds stop_grace{std::chrono::seconds(5)};
+  // Note [Restarts]: when a rank fails, every local rank is stopped and
+  // started again, up to this many times (one node only).
+  int max_restarts = 0;
 
   // True when the options ask for more than this one process.
   bool wanted() const { return nproc_per_node > 1 || nnodes > 1; }
@@ -51,6 +64,7 @@ struct LaunchResult {
   int exit_code = 0;               // 0, the failed rank's exit code, or 128 + signal
   std::optional<int> failed_rank;  // global rank of the first rank that failed
   std::string message;             // one line for stderr; empty on success
+  int restarts = 0;                // how often the ranks were started again
 };
 
 // Starts options.nproc_per_node processes running `argv` (argv[0] is the

@@ -1,7 +1,10 @@
 #include "distributed/rank_env.h"
 
+#include <spdlog/spdlog.h>
+
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 
 #include "base/error.h"
 
@@ -60,10 +63,11 @@ RankEnv parse_rank_env(const EnvLookup& lookup) {
 
   auto agent = lookup("TORCHELASTIC_USE_AGENT_STORE");
   env.use_agent_store = agent.has_value() && *agent == "True";
-  if (env.use_agent_store) {
-    auto restarts = lookup("TORCHELASTIC_RESTART_COUNT");
-    env.restart_count = restarts ? parse_int(*restarts, "TORCHELASTIC_RESTART_COUNT") : 0;
-  }
+  // torchrun and dgcn's launcher both number the starts of a job (Note [Restarts]).
+  auto restarts = lookup("TORCHELASTIC_RESTART_COUNT");
+  env.restart_count = restarts ? parse_int(*restarts, "TORCHELASTIC_RESTART_COUNT") : 0;
+  DGCN_CHECK(env.restart_count >= 0, "rank environment: TORCHELASTIC_RESTART_COUNT={} is negative",
+             env.restart_count);
   return env;
 }
 
@@ -77,6 +81,19 @@ RankEnv rank_env_from_process() {
 
 bool started_as_rank() {
   return std::getenv("RANK") != nullptr;
+}
+
+void resume_after_restart(const RankEnv& env, const std::string& checkpoint_dir, bool& resume) {
+  if (env.restart_count == 0) return;
+  if (checkpoint_dir.empty() || !std::filesystem::is_directory(checkpoint_dir)) {
+    spdlog::warn(
+        "restart {}: {}, so training starts again from epoch 1", env.restart_count,
+        checkpoint_dir.empty() ? "no --checkpoint folder" : "no checkpoint yet in " + checkpoint_dir);
+    return;
+  }
+  if (!resume)
+    spdlog::info("restart {}: resuming from the newest checkpoint in {}", env.restart_count, checkpoint_dir);
+  resume = true;
 }
 
 }  // namespace dgcn

@@ -41,6 +41,12 @@ RankEnv parse_rank_env(const EnvLookup& lookup);
 // parse_rank_env over this process's environment.
 RankEnv rank_env_from_process();
 
+// Note [Restarts] (distributed/launcher.h): a rank started again by a
+// launcher (env.restart_count > 0, dgcn's or torchrun's) resumes from the
+// newest checkpoint in `checkpoint_dir`: sets `resume` and logs it; without
+// a checkpoint folder it warns that training starts again from epoch 1.
+void resume_after_restart(const RankEnv& env, const std::string& checkpoint_dir, bool& resume);
+
 // True when RANK is set in this process's environment (we were started as one
 // rank of a job, by dgcn's launcher, torchrun or a wrapper).
 bool started_as_rank();

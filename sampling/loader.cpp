@@ -64,14 +64,16 @@ std::vector<std::optional<NeighborLoader::Slot>> NeighborLoader::abandon_locked(
   return dropped;
 }
 
-void NeighborLoader::start_epoch(EpochPlan plan) {
+void NeighborLoader::start_epoch(EpochPlan plan, int64_t first_batch) {
+  DGCN_CHECK(first_batch >= 0 && first_batch <= plan.num_batches,
+             "loader: first batch {} is outside the epoch's [0, {}] batches", first_batch, plan.num_batches);
   auto next_plan = std::make_shared<const EpochPlan>(std::move(plan));
   std::vector<std::optional<Slot>> dropped;
   {
     MutexLock lock(&mutex_);
     dropped = abandon_locked();
     plan_ = std::move(next_plan);
-    next_claim_ = next_hand_out_ = 0;
+    next_claim_ = next_hand_out_ = first_batch;
   }
   work_cv_.signal_all();
 }

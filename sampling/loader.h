@@ -89,9 +89,11 @@ class NeighborLoader {
   NeighborLoader(const NeighborLoader&) = delete;
   NeighborLoader& operator=(const NeighborLoader&) = delete;
 
-  // Begins producing the batches of `plan`; an unfinished earlier epoch is
-  // abandoned (its batches are dropped). Call from the consumer thread.
-  void start_epoch(EpochPlan plan);
+  // Begins producing the batches of `plan` from batch `first_batch` on (a
+  // resumed epoch: batch b is the same batch whatever came before, since it
+  // is keyed by plan.key(b)); an unfinished earlier epoch is abandoned (its
+  // batches are dropped). Call from the consumer thread.
+  void start_epoch(EpochPlan plan, int64_t first_batch = 0);
 
   // The next batch of the epoch in order, or nullopt when the epoch is done.
   // When producing batch b failed, throws dgcn::Error "loader: batch b of

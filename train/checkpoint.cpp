@@ -7,13 +7,16 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
+#include <utility>
 
 #include "base/atomic_file.h"
 
@@ -28,30 +31,47 @@ constexpr const char* kPrefix = "checkpoint-";
 constexpr const char* kSuffix = ".pt";
 constexpr const char* kExtra = "extra.";
 
-// The epoch in "checkpoint-000012.pt", or -1 for any other name.
-int64_t epoch_of(const std::string& name) {
-  std::string prefix = kPrefix, suffix = kSuffix;
+// How far a checkpoint is: (epochs done, batches done of the next epoch).
+using Position = std::pair<int64_t, int64_t>;
+
+std::optional<int64_t> digits_of(const std::string& s) {
+  if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(s);
+}
+
+// The position of "checkpoint-000012.pt" (12, 0) or "checkpoint-000013-b000040.pt"
+// (12, 40); nullopt for any other name (temporary files included).
+std::optional<Position> position_of(const std::string& name) {
+  const std::string prefix = kPrefix, suffix = kSuffix;
   if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    return -1;
+    return std::nullopt;
   }
-  std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
-    return -1;
-  return std::stoll(digits);
+  const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  const size_t b = middle.find("-b");
+  if (b == std::string::npos) {
+    auto epoch = digits_of(middle);
+    if (!epoch) return std::nullopt;
+    return Position{*epoch, 0};
+  }
+  auto epoch = digits_of(middle.substr(0, b)), batch = digits_of(middle.substr(b + 2));
+  if (!epoch || !batch || *epoch < 1 || *batch < 1) return std::nullopt;
+  return Position{*epoch - 1, *batch};
 }
 
-std::string checkpoint_name(int64_t epoch) {
-  return fmt::format("{}{:06d}{}", kPrefix, epoch, kSuffix);
+std::string checkpoint_name(const CheckpointState& state) {
+  if (state.batch == 0) return fmt::format("{}{:06d}{}", kPrefix, state.epoch, kSuffix);
+  return fmt::format("{}{:06d}-b{:06d}{}", kPrefix, state.epoch + 1, state.batch, kSuffix);
 }
 
-std::map<int64_t, fs::path> checkpoints_in(const std::string& dir) {
-  std::map<int64_t, fs::path> found;
+std::map<Position, fs::path> checkpoints_in(const std::string& dir) {
+  std::map<Position, fs::path> found;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return found;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    int64_t epoch = epoch_of(entry.path().filename().string());
-    if (epoch >= 0 && entry.is_regular_file()) found[epoch] = entry.path();
+    auto position = position_of(entry.path().filename().string());
+    if (position && entry.is_regular_file()) found[*position] = entry.path();
   }
   return found;
 }
@@ -121,6 +141,16 @@ LoadedCheckpoint parse(const std::vector<char>& bytes, const std::string& what) 
               "; format 1 came from a dgcn that did not record the run's configuration)");
   CheckpointState& state = out.state;
   state.epoch = read_scalar(dict, "epoch", what);
+  state.batch = entry(dict, "batch") ? read_scalar(dict, "batch", what) : 0;
+  TORCH_CHECK(state.epoch >= 0 && state.batch >= 0, "checkpoint ", what, ": epoch ", state.epoch, ", batch ",
+              state.batch, ": negative");
+  if (state.batch > 0) {
+    const at::Tensor mid = tensor_entry(dict, "mid_epoch", what);
+    TORCH_CHECK(mid.dim() == 1 && mid.scalar_type() == at::kDouble, "checkpoint ", what,
+                ": 'mid_epoch' must be a float64 vector, got ", mid.sizes(), " x ", mid.scalar_type());
+    const at::Tensor c = mid.contiguous();
+    state.mid_epoch.assign(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  }
   state.seed = read_scalar(dict, "seed", what);
   state.world_size = read_scalar(dict, "world_size", what);
   auto config = entry(dict, "config");
@@ -145,17 +175,20 @@ LoadedCheckpoint parse(const std::vector<char>& bytes, const std::string& what) 
 
 }  // namespace
 
-std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
-                            const torch::optim::Optimizer& optimizer, const CheckpointState& state,
-                            bool best) {
-  TORCH_CHECK(state.epoch >= 0, "save_checkpoint: epoch ", state.epoch, " is negative");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  TORCH_CHECK(!ec, "checkpoint dir ", dir, ": cannot create: ", ec.message());
-
+std::vector<char> encode_checkpoint(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                                    const CheckpointState& state) {
+  TORCH_CHECK(state.epoch >= 0 && state.batch >= 0, "save_checkpoint: epoch ", state.epoch, ", batch ",
+              state.batch, ": negative");
   c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
   dict.insert("format", scalar(kFormat));
   dict.insert("epoch", scalar(state.epoch));
+  dict.insert("batch", scalar(state.batch));
+  if (state.batch > 0) {
+    at::Tensor mid =
+        at::empty({static_cast<int64_t>(state.mid_epoch.size())}, at::TensorOptions().dtype(at::kDouble));
+    std::copy(state.mid_epoch.begin(), state.mid_epoch.end(), mid.data_ptr<double>());
+    dict.insert("mid_epoch", mid);
+  }
   dict.insert("seed", scalar(state.seed));
   dict.insert("world_size", scalar(state.world_size));
   dict.insert("config", c10::IValue(state.config.dump()));
@@ -175,22 +208,35 @@ std::string save_checkpoint(const std::string& dir, const torch::nn::Module& mod
       at::empty({static_cast<int64_t>(archive_bytes.size())}, at::TensorOptions().dtype(at::kByte));
   std::memcpy(blob.data_ptr(), archive_bytes.data(), archive_bytes.size());
   dict.insert("optimizer", blob);
+  return torch::pickle_save(c10::IValue(dict));
+}
 
-  fs::path path = fs::path(dir) / checkpoint_name(state.epoch);
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+std::string write_checkpoint(const std::string& dir, const CheckpointState& state,
+                             const std::vector<char>& bytes, bool best) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  TORCH_CHECK(!ec, "checkpoint dir ", dir, ": cannot create: ", ec.message());
+  const fs::path path = fs::path(dir) / checkpoint_name(state);
   const auto view = std::as_bytes(std::span<const char>(bytes));
   write_file_atomically(path.string(), view);
   if (best) write_file_atomically((fs::path(dir) / kBestCheckpoint).string(), view);
 
   // Keep this one and the newest earlier one (best.pt is not numbered).
+  const Position mine{state.epoch, state.batch};
   auto found = checkpoints_in(dir);
   int kept_older = 0;
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
-    if (it->first >= state.epoch) continue;
+    if (it->first >= mine) continue;
     if (kept_older++ == 0) continue;
     fs::remove(it->second, ec);
   }
   return path.string();
+}
+
+std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
+                            const torch::optim::Optimizer& optimizer, const CheckpointState& state,
+                            bool best) {
+  return write_checkpoint(dir, state, encode_checkpoint(model, optimizer, state), best);
 }
 
 std::optional<std::string> newest_checkpoint(const std::string& dir) {

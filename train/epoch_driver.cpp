@@ -4,10 +4,13 @@
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "base/digest.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_writer.h"
 #include "train/run_config.h"
 
 namespace dgcn {
@@ -41,7 +44,14 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
   TORCH_CHECK(!options.resume || !options.checkpoint_dir.empty(),
               "run_epochs: resume needs a checkpoint_dir to resume from");
   TORCH_CHECK(options.epochs >= 0, "run_epochs: epochs ", options.epochs, " is negative");
+  const int64_t every = options.checkpoint_every_batches;
+  TORCH_CHECK(every >= 0, "run_epochs: checkpoint_every_batches ", every, " is negative");
+  TORCH_CHECK(every == 0 || !options.checkpoint_dir.empty(),
+              "run_epochs: checkpoints inside epochs need a checkpoint_dir");
+  TORCH_CHECK(every == 0 || task.resumes_inside_epochs(),
+              "run_epochs: this training cannot resume inside an epoch, so it takes no in-epoch checkpoints");
   EpochRunResult out;
+  std::optional<EpochStart> start;
   if (options.resume) {
     if (auto checkpoint = read_checkpoint(options.checkpoint_dir, group)) {
       const ConfigComparison diff = compare_configs(checkpoint->state.config, options.config);
@@ -50,30 +60,62 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
                   " (resume with the same settings, or train into a new checkpoint folder)");
       if (!diff.allowed.empty())
         spdlog::info("resume: changed since the checkpoint: {}", describe_changes(diff.allowed));
+      const CheckpointState& state = checkpoint->state;
+      TORCH_CHECK(state.batch == 0 || task.resumes_inside_epochs(), "resume: ", checkpoint->what,
+                  " was written inside an epoch, which this training cannot resume");
       restore_checkpoint(*checkpoint, task.module(), &task.optimizer());
-      out.epochs_before = checkpoint->state.epoch;
-      task.restore_progress(checkpoint->state.epoch, checkpoint->state.extra);
-      spdlog::info("resume: continuing after epoch {} (of {}) from {}", checkpoint->state.epoch,
-                   options.epochs, checkpoint->what);
+      out.epochs_before = state.epoch;
+      out.batches_before = state.batch;
+      task.restore_progress(state.epoch, state.extra);
+      TORCH_CHECK(state.batch == 0 || state.epoch < options.epochs, "resume: ", checkpoint->what, " is ",
+                  state.batch, " batches into epoch ", state.epoch + 1, ", past the ", options.epochs,
+                  " epochs this run trains");
+      if (state.batch > 0) {
+        start = EpochStart{state.batch, state.mid_epoch};
+        spdlog::info("resume: continuing after batch {} of epoch {} (of {}) from {}", state.batch,
+                     state.epoch + 1, options.epochs, checkpoint->what);
+      } else {
+        spdlog::info("resume: continuing after epoch {} (of {}) from {}", state.epoch, options.epochs,
+                     checkpoint->what);
+      }
     } else {
       spdlog::info("resume: no checkpoint in {}; starting at epoch 1", options.checkpoint_dir);
     }
   }
 
+  // Rank 0 writes; the files are written while training goes on.
+  std::unique_ptr<CheckpointWriter> writer;
+  if (!options.checkpoint_dir.empty() && group.rank() == 0) {
+    writer = std::make_unique<CheckpointWriter>(options.checkpoint_dir);
+  }
+  auto checkpoint = [&](int64_t epochs_done, int64_t batch, std::vector<double> mid, bool best) {
+    if (!writer) return;
+    CheckpointState state;
+    state.epoch = epochs_done;
+    state.batch = batch;
+    state.mid_epoch = std::move(mid);
+    state.seed = static_cast<int64_t>(options.seed);
+    state.world_size = group.size();
+    state.config = options.config;
+    state.extra = task.progress();
+    writer->save(state, encode_checkpoint(task.module(), task.optimizer(), state), best);
+  };
+
   for (int64_t epoch = out.epochs_before; epoch < options.epochs; ++epoch) {
-    task.train_epoch(epoch);
-    if (!options.checkpoint_dir.empty() && group.rank() == 0) {
-      CheckpointState state;
-      state.epoch = epoch + 1;
-      state.seed = static_cast<int64_t>(options.seed);
-      state.world_size = group.size();
-      state.config = options.config;
-      state.extra = task.progress();
-      save_checkpoint(options.checkpoint_dir, task.module(), task.optimizer(), state, task.improved());
-    }
+    const EpochStart* from = epoch == out.epochs_before && start ? &*start : nullptr;
+    task.train_epoch(epoch, from, [&](int64_t done, int64_t total) {
+      if (every == 0 || done % every != 0 || done == total) return;
+      std::vector<double> mid = task.mid_epoch_state();  // collective
+      checkpoint(epoch, done, std::move(mid), false);
+    });
+    checkpoint(epoch + 1, 0, {}, task.improved());
     if (after_epoch) after_epoch(epoch);
   }
   out.epochs_done = std::max(out.epochs_before, options.epochs);
+  if (writer) {
+    writer->flush();
+    out.checkpoint_wait_s = writer->waited_seconds();
+  }
 
   out.param_digest = param_digest(task.module());
   spdlog::info("param_digest {}", out.param_digest);

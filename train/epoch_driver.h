@@ -33,10 +33,22 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "distributed/process_group.h"
 
 namespace dgcn {
+
+// Where a resumed epoch starts: after `batches` of its batches, with the
+// task's mid_epoch_state() of that moment (Note [In-epoch checkpoints] in
+// train/checkpoint.h).
+struct EpochStart {
+  int64_t batches = 0;
+  std::vector<double> state;
+};
+
+// Called on every rank after each batch with (batches done, batches of the epoch).
+using AfterBatch = std::function<void(int64_t done, int64_t total)>;
 
 // One model's training as the driver sees it. Every method except module()
 // and optimizer() is collective: each rank calls it in the same order.
@@ -47,8 +59,13 @@ class EpochTask {
   virtual torch::nn::Module& module() = 0;
   virtual torch::optim::Optimizer& optimizer() = 0;
   // Trains epoch index `epoch` (0-based: epoch number epoch + 1) on this
-  // rank's share and evaluates when due.
-  virtual void train_epoch(int64_t epoch) = 0;
+  // rank's share and evaluates when due; from `start` when given (a resumed
+  // in-epoch checkpoint), calling `after_batch` after each batch's step.
+  virtual void train_epoch(int64_t epoch, const EpochStart* start, const AfterBatch& after_batch) = 0;
+  // In-epoch checkpoints: whether train_epoch can start inside an epoch, and
+  // (collective, called inside after_batch) what it needs to, as float64s.
+  virtual bool resumes_inside_epochs() const { return false; }
+  virtual std::vector<double> mid_epoch_state() { return {}; }
   // Whether the epoch just trained has the best validation metric so far
   // (its checkpoint is then also kept as best.pt).
   virtual bool improved() const { return false; }
@@ -70,18 +87,25 @@ struct EpochRunOptions {
   nlohmann::json config = nlohmann::json::object();
   std::string checkpoint_dir;  // a checkpoint after every epoch, written by rank 0; empty: none
   bool resume = false;         // continue after the newest checkpoint in checkpoint_dir
+  // > 0: also a checkpoint after every this many batches of an epoch (Note
+  // [In-epoch checkpoints]); needs checkpoint_dir and a task that resumes
+  // inside epochs.
+  int64_t checkpoint_every_batches = 0;
 };
 
 struct EpochRunResult {
-  int64_t epochs_before = 0;  // epochs the resumed checkpoint held (0: a fresh run)
-  int64_t epochs_done = 0;    // in total, counting those before a resume
-  std::string param_digest;   // of the final weights, equal on every rank (checked)
+  int64_t epochs_before = 0;     // epochs the resumed checkpoint held (0: a fresh run)
+  int64_t batches_before = 0;    // and batches of the next epoch (an in-epoch checkpoint)
+  double checkpoint_wait_s = 0;  // training time spent waiting for checkpoint writes (rank 0)
+  int64_t epochs_done = 0;       // in total, counting those before a resume
+  std::string param_digest;      // of the final weights, equal on every rank (checked)
 };
 
 // Collective over `group`: with options.resume, restores the newest
 // checkpoint of options.checkpoint_dir on every rank (none there: starts at
 // epoch 1); trains the epochs up to options.epochs, each followed by a
-// checkpoint (rank 0) and `after_epoch(epoch index)` on every rank; a
+// checkpoint (rank 0, written on a background thread: train/checkpoint_writer.h)
+// and `after_epoch(epoch index)` on every rank; a
 // resumed run with nothing left evaluates once. Ends by comparing every
 // rank's param_digest with rank 0's. Throws c10::Error / dgcn::Error on a
 // resume without a checkpoint_dir or with a missing one, a checkpoint of

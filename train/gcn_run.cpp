@@ -10,6 +10,7 @@
 #include "base/version.h"
 #include "train/epoch_driver.h"
 #include "train/optimizer.h"
+#include "train/run_config.h"
 
 namespace dgcn {
 namespace {
@@ -34,11 +35,16 @@ class GcnEpochTask final : public EpochTask {
   torch::nn::Module& module() override { return *trainer_.model(); }
   torch::optim::Optimizer& optimizer() override { return trainer_.optimizer(); }
 
-  void train_epoch(int64_t epoch) override {
-    last_ = trainer_.train_epoch(epoch, [&](int64_t b, int64_t n) {
-      if (group_.rank() == 0) spdlog::info("epoch {:>3}  batch {}/{}", epoch + 1, b, n);
-    });
+  void train_epoch(int64_t epoch, const EpochStart* start, const AfterBatch& after_batch) override {
+    last_ = trainer_.train_epoch(
+        epoch,
+        [&](int64_t b, int64_t n) {
+          if (group_.rank() == 0) spdlog::info("epoch {:>3}  batch {}/{}", epoch + 1, b, n);
+        },
+        start, after_batch);
   }
+  bool resumes_inside_epochs() const override { return true; }
+  std::vector<double> mid_epoch_state() override { return trainer_.mid_epoch_state(); }
   bool improved() const override { return trainer_.improved(); }
   void evaluate_now() override {
     if (trainer_.options().eval_mode == EvalMode::kNone) return;
@@ -144,21 +150,25 @@ GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const Gcn
               ", but training runs on ", options.device.str(),
               " (the nccl backend goes with a CUDA device, gloo with the CPU)");
 
-  DdpGradSync sync(group);
-  Trainer trainer(store, options, distributed ? &sync : nullptr);
-  GcnEpochTask task(trainer, group, on_epoch);
   EpochRunOptions epochs;
   epochs.epochs = options.epochs;
   epochs.seed = options.seed;
   epochs.config =
       run.config.is_null() ? gcn_run_config(options, store, run.data_path, group.size()) : run.config;
+  DdpOptions ddp;
+  ddp.replica_settings = replica_settings(epochs.config);
+  DdpGradSync sync(group, ddp);
+  Trainer trainer(store, options, distributed ? &sync : nullptr);
+  GcnEpochTask task(trainer, group, on_epoch);
   epochs.checkpoint_dir = run.checkpoint_dir;
   epochs.resume = run.resume;
+  epochs.checkpoint_every_batches = run.checkpoint_every_batches;
   const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
 
   GcnRunSummary out;
   out.world_size = group.size();
   out.first_epoch = result.epochs_before + 1;
+  out.checkpoint_wait_s = result.checkpoint_wait_s;
   out.config = epochs.config;
   out.train = task.summary();
   return out;

@@ -48,15 +48,17 @@ class DdpGradSync final : public GradSync {
 };
 
 struct GcnRunOptions {
-  std::string checkpoint_dir;  // save a checkpoint here after every epoch (rank 0); empty: none
-  bool resume = false;         // continue from the newest checkpoint in checkpoint_dir
-  std::string data_path;       // the store's path as given (or "synthetic:<preset>"), for the record
-  nlohmann::json config;       // the run's record when the caller made it already (else made here)
+  std::string checkpoint_dir;            // save a checkpoint here after every epoch (rank 0); empty: none
+  bool resume = false;                   // continue from the newest checkpoint in checkpoint_dir
+  int64_t checkpoint_every_batches = 0;  // > 0: also inside epochs (Note [In-epoch checkpoints])
+  std::string data_path;  // the store's path as given (or "synthetic:<preset>"), for the record
+  nlohmann::json config;  // the run's record when the caller made it already (else made here)
 };
 
 struct GcnRunSummary {
-  TrainSummary train;       // over every epoch, also those before a resume (best_*)
-  int64_t first_epoch = 1;  // the number of the first epoch this run trained (> 1 after a resume)
+  TrainSummary train;            // over every epoch, also those before a resume (best_*)
+  int64_t first_epoch = 1;       // the number of the first epoch this run trained (> 1 after a resume)
+  double checkpoint_wait_s = 0;  // training time rank 0 spent waiting for checkpoint writes
   int world_size = 1;
   nlohmann::json config;  // the run's record (gcn_run_config)
 };

@@ -152,13 +152,19 @@ std::vector<int64_t> Trainer::shard(std::span<const int64_t> nodes) const {
   return {nodes.begin() + r.begin, nodes.begin() + r.end};
 }
 
-EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress) {
+std::vector<double> Trainer::mid_epoch_state() {
+  const std::vector<double> mine = epoch_sums_.pack();
+  std::vector<double> all(mine.size() * static_cast<size_t>(options_.world_size), 0.0);
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<ptrdiff_t>(mine.size() * options_.rank));
+  if (sync_) sync_->all_reduce_sum(all);  // each rank fills its own slots: the sum gathers them
+  return all;
+}
+
+EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress,
+                                 const EpochStart* start, const AfterBatch& after_batch) {
   const TrainOptions& o = options_;
   const BatchTensorOptions tensor_options{o.norm, o.device};
   model_->train();
-  // Note [Trainer randomness]: the dropout masks of this epoch and rank.
-  torch::manual_seed(
-      stream_key(o.seed, {kDropoutStream, static_cast<uint64_t>(epoch), static_cast<uint64_t>(o.rank)}));
   ShardOptions shard_options;
   shard_options.seed = o.seed;
   shard_options.epoch = epoch;
@@ -168,11 +174,25 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   EpochPlan plan = plan_epoch(store_.train_nodes(), shard_options);
   const int64_t num_batches =
       o.max_batches > 0 ? std::min(plan.num_batches, o.max_batches) : plan.num_batches;
-  impl_->loader->start_epoch(std::move(plan));
-
   EpochReport r;
   r.epoch = epoch + 1;
   MetricSums sums;
+  if (start) {
+    // Note [In-epoch checkpoints]: this rank's sums so far, then the next batch.
+    const size_t per_rank = MetricSums{}.pack().size();
+    DGCN_CHECK(
+        start->state.size() % per_rank == 0 &&
+            start->state.size() / per_rank == static_cast<size_t>(o.world_size),
+        "train: the in-epoch checkpoint was written by a run on {} rank(s); it resumes only on as many "
+        "(this run has {})",
+        start->state.size() / per_rank, o.world_size);
+    DGCN_CHECK(start->batches >= 0 && start->batches <= num_batches,
+               "train: the in-epoch checkpoint is after batch {}, but epoch {} has {} batches per rank",
+               start->batches, epoch + 1, num_batches);
+    sums = MetricSums::unpack(std::span<const double>(start->state).subspan(per_rank * o.rank, per_rank));
+    r.batches = start->batches;
+  }
+  impl_->loader->start_epoch(std::move(plan), r.batches);
   const auto epoch_start = Clock::now();
   auto last_progress = epoch_start;
   for (;;) {
@@ -187,6 +207,9 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     r.other_s += seconds_since(t);
 
     t = Clock::now();
+    // Note [Trainer randomness]: the dropout masks of this batch and rank.
+    torch::manual_seed(stream_key(o.seed, {kDropoutStream, static_cast<uint64_t>(epoch),
+                                           static_cast<uint64_t>(r.batches), static_cast<uint64_t>(o.rank)}));
     impl_->optimizer->zero_grad();
     at::Tensor logits = model_->forward(in.blocks, in.x);
     at::Tensor loss;
@@ -221,6 +244,10 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     ++r.batches;
     impl_->loader->recycle(std::move(*batch));  // its vectors are reused; x keeps the rows alive while needed
     batch.reset();
+    if (after_batch) {
+      epoch_sums_ = sums;
+      after_batch(r.batches, num_batches);  // e.g. an in-epoch checkpoint: its time counts as other
+    }
     if (progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 2.0) {
       progress(r.batches, num_batches);
       last_progress = Clock::now();

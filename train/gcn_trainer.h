@@ -27,10 +27,11 @@
 // Note [Trainer randomness]
 // Every random choice derives from (seed, epoch, batch, rank): the shuffle and
 // the sampling through the loader's batch keys, the dropout masks from
-// LibTorch's generator reseeded at the start of every epoch with
-// (seed, epoch, rank). So an epoch's result depends only on the weights and
-// optimizer state it starts from, and a run resumed from a checkpoint after
-// epoch k continues bit for bit like the uninterrupted one.
+// LibTorch's generator reseeded before every batch with (seed, epoch, batch,
+// rank). So a batch's step depends only on the weights and optimizer state
+// it starts from, and a run resumed from a checkpoint after epoch k, or after
+// batch b of an epoch (Note [In-epoch checkpoints] in train/checkpoint.h),
+// continues bit for bit like the uninterrupted one.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -50,6 +51,7 @@
 #include "models/gcn_norm.h"
 #include "models/metrics.h"
 #include "sampling/sampled_batch.h"
+#include "train/epoch_driver.h"
 #include "train/optimizer.h"
 #include "train/training_plot.h"
 
@@ -146,9 +148,17 @@ class Trainer {
   // Trains epoch index `epoch` (0-based; its number is epoch + 1) over this
   // rank's shard of the training nodes, then evaluates when due (every
   // eval_every epochs and at the last epoch). `progress` (optional) is called
-  // every few seconds with (batch, batches). Throws dgcn::Error naming the
-  // epoch and batch when the loss stops being finite, before that step.
-  EpochReport train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress = {});
+  // every few seconds with (batch, batches). From `start` (an in-epoch
+  // checkpoint's position and mid_epoch_state()) the epoch goes on with the
+  // next batch; `after_batch` (optional) is called after every step. Throws
+  // dgcn::Error naming the epoch and batch when the loss stops being finite,
+  // before that step, and on a `start` from another number of ranks.
+  EpochReport train_epoch(int64_t epoch, const std::function<void(int64_t, int64_t)>& progress = {},
+                          const EpochStart* start = nullptr, const AfterBatch& after_batch = {});
+  // Collective with a GradSync, inside after_batch: every rank's sums of the
+  // epoch so far (loss, metric counters), rank after rank, as train_epoch's
+  // `start` takes them back.
+  std::vector<double> mid_epoch_state();
 
   // Valid and test metric of the current model (options.eval_mode). With a
   // GradSync, collective: each rank scores its slice of the nodes and the
@@ -184,6 +194,7 @@ class Trainer {
   std::unique_ptr<Impl> impl_;  // loader, optimizer, feature tensor
   std::vector<CurvePoint> curve_;
   TrainSummary summary_;
+  MetricSums epoch_sums_;  // this rank's sums of the epoch in progress (mid_epoch_state)
 };
 
 // The features as PyG's NormalizeFeatures leaves them, as a new buffer:

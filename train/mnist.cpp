@@ -13,6 +13,7 @@
 #include "train/epoch_driver.h"
 #include "train/evaluation_split.h"
 #include "train/optimizer.h"
+#include "train/run_config.h"
 
 namespace dgcn {
 namespace {
@@ -85,7 +86,8 @@ nlohmann::json mnist_run_config(const MnistData& data, const MnistOptions& o, in
 // number (as its output counts epochs), the driver's epochs are 0-based.
 class MnistEpochTask final : public EpochTask {
  public:
-  MnistEpochTask(const MnistData& data, const MnistOptions& options, ProcessGroup& group)
+  MnistEpochTask(const MnistData& data, const MnistOptions& options, ProcessGroup& group,
+                 std::vector<ReplicaField> replica_settings)
       : options_(options), group_(group), device_(group.device()) {
     train_ = to_tensors(data.train, options.train_limit, device_);
     test_ = to_tensors(data.test, 0, device_);
@@ -96,13 +98,15 @@ class MnistEpochTask final : public EpochTask {
     sgd.kind = OptimizerKind::kSgd;
     sgd.lr = options.lr;
     optimizer_ = make_optimizer(sgd, model_->parameters());
-    ddp_ = std::make_unique<DistributedDataParallel>(*model_, group);
+    DdpOptions ddp;
+    ddp.replica_settings = std::move(replica_settings);
+    ddp_ = std::make_unique<DistributedDataParallel>(*model_, group, ddp);
   }
 
   torch::nn::Module& module() override { return *model_; }
   torch::optim::Optimizer& optimizer() override { return *optimizer_; }
 
-  void train_epoch(int64_t epoch) override {
+  void train_epoch(int64_t epoch, const EpochStart*, const AfterBatch&) override {
     const auto start = std::chrono::steady_clock::now();
     const int64_t n = train_.x.size(0);
     std::vector<int64_t> shard =
@@ -160,9 +164,9 @@ torch::nn::Sequential make_mnist_linear(int64_t pixels) {
 MnistSummary train_mnist(const MnistData& data, const MnistOptions& options, ProcessGroup& group,
                          const std::function<void(const MnistEpoch&)>& on_epoch) {
   TORCH_CHECK(options.batch_size >= 1, "train_mnist: batch size ", options.batch_size, " must be positive");
-  MnistEpochTask task(data, options, group);
   EpochRunOptions run;
   run.config = mnist_run_config(data, options, group.size());
+  MnistEpochTask task(data, options, group, replica_settings(run.config));
   run.epochs = options.epochs;
   run.seed = static_cast<uint64_t>(options.seed);
   run.checkpoint_dir = options.checkpoint_dir;

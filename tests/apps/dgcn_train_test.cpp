@@ -9,8 +9,10 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "distributed/launcher.h"
 #include "fixtures.h"
@@ -218,6 +220,132 @@ TEST_F(DgcnTrain, AKilledRankStopsTheJobNamingTheRank) {
             << std::chrono::duration<double>(killed - start).count() << " s into the run)\n";
 }
 
+// The property restarts exist for (Note [Restarts]): a rank (0, which
+// hosts the store and writes the checkpoints, or 1) killed by SIGKILL at a
+// random moment, the job restarted once, ends with the same parameters as a
+// run that was never interrupted.
+TEST_F(DgcnTrain, ARankKilledAtARandomMomentIsRestartedAndEndsWithTheSameDigest) {
+  auto full = train("--epochs 30 --nproc-per-node 2");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+
+  // The moment: after a random number of epochs' checkpoints (0: during the
+  // ranks' start-up), plus a random part of an epoch. Counted by progress,
+  // not by the clock, so a loaded machine moves it but cannot skip it.
+  std::mt19937 rng(std::random_device{}());
+  const int epochs_before = std::uniform_int_distribution<int>(0, 24)(rng);
+  const double extra_s = std::uniform_real_distribution<double>(0.0, epochs_before == 0 ? 0.5 : 0.04)(rng);
+  const std::string rank = std::to_string(std::uniform_int_distribution<int>(0, 1)(rng));
+  const std::string ckpt = scratch_.file("ckpt"), out = scratch_.file("restart.out"),
+                    err = scratch_.file("restart.err");
+  const pid_t launcher =
+      testing::spawn_shell(command("--epochs 30 --nproc-per-node 2 --max-restarts 1 --checkpoint " + ckpt) +
+                           " >" + out + " 2>" + err);
+  pid_t victim = -1;
+  auto started_rank = [&] {
+    for (pid_t child : testing::children_of(launcher)) {
+      if (testing::environment_of(child, "RANK") == rank) victim = child;
+    }
+    return victim > 0;
+  };
+  ASSERT_TRUE(testing::wait_until(started_rank, std::chrono::seconds(60))) << testing::read_text(err);
+  auto newest_epoch = [&] {
+    int64_t newest = 0;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(ckpt, ec)) return newest;
+    static const std::regex name(R"(checkpoint-(\d{6})\.pt)");
+    for (const auto& e : std::filesystem::directory_iterator(ckpt, ec)) {
+      std::smatch m;
+      const std::string file = e.path().filename().string();
+      if (std::regex_match(file, m, name)) newest = std::max<int64_t>(newest, std::stoll(m[1]));
+    }
+    return newest;
+  };
+  ASSERT_TRUE(testing::wait_until([&] { return newest_epoch() >= epochs_before; }, std::chrono::seconds(60)))
+      << testing::read_text(err);
+  std::this_thread::sleep_for(std::chrono::duration<double>(extra_s));
+  const int64_t checkpointed = newest_epoch();
+  ASSERT_EQ(kill(victim, SIGKILL), 0)
+      << "rank " << rank << " ended before the kill: " << testing::read_text(err);
+  const int exit_code = testing::wait_exit_code(launcher);
+  const std::string log = testing::read_text(err);
+  ASSERT_EQ(exit_code, 0) << log;
+  EXPECT_NE(log.find("rank " + rank + " (pid " + std::to_string(victim) + ") was killed by signal 9"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("restarting every local rank (1 of 1 restarts)"), std::string::npos) << log;
+  const json restarted = json_lines(testing::read_text(out)).back();
+  EXPECT_EQ(restarted["param_digest"], summary_of(full)["param_digest"]) << log;
+  EXPECT_EQ(restarted["test_acc"], summary_of(full)["test_acc"]);
+  if (checkpointed > 0) {
+    EXPECT_GT(restarted["first_epoch"].get<int64_t>(), checkpointed)
+        << "the restart resumes after the checkpoint";
+    EXPECT_NE(log.find("restart 1: resuming from the newest checkpoint"), std::string::npos) << log;
+  }
+  std::cerr << "restart: drew epoch " << epochs_before << "; killed rank " << rank
+            << " after the checkpoint of epoch " << checkpointed << " (+" << extra_s
+            << " s); resumed at epoch " << restarted["first_epoch"] << ", param_digest "
+            << restarted["param_digest"] << " (uninterrupted " << summary_of(full)["param_digest"] << ")\n";
+}
+
+TEST_F(DgcnTrain, AKillDuringACheckpointWriteLeavesThePreviousCheckpointGood) {
+  const std::string ckpt = scratch_.file("ckpt");
+  auto first = train("--epochs 2 --checkpoint " + ckpt);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string previous = testing::read_text(ckpt + "/checkpoint-000002.pt");
+  std::ofstream(ckpt + "/checkpoint-000003.pt.tmp-4242-0", std::ios::binary)
+      << previous.substr(0, previous.size() / 2);
+  auto rest = train("--epochs 3 --checkpoint " + ckpt + " --resume");
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  auto full = train("--epochs 3");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(summary_of(rest)["first_epoch"], 3);
+  EXPECT_EQ(summary_of(rest)["param_digest"], summary_of(full)["param_digest"]);
+}
+
+// Note [In-epoch checkpoints]: a run resumed from a checkpoint written
+// inside an epoch continues with the next batch: the same model, and the
+// same report for that epoch, as the uninterrupted run.
+TEST_F(DgcnTrain, AnInEpochCheckpointResumesWithTheNextBatch) {
+  // 200 training nodes, 2 ranks, batches of 32: 4 batches per rank and epoch,
+  // so a checkpoint after batch 3 of each epoch.
+  const std::string a = scratch_.file("ckpt-a"), b = scratch_.file("ckpt-b"), c = scratch_.file("ckpt-c");
+  const std::string flags = "--epochs 2 --nproc-per-node 2 --checkpoint-every-batches 3 --checkpoint ";
+  auto full = train(flags + a + " --metrics-out " + scratch_.file("full.jsonl"));
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  std::vector<std::string> kept;
+  for (const auto& e : std::filesystem::directory_iterator(a)) kept.push_back(e.path().filename().string());
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept,
+            (std::vector<std::string>{"best.pt", "checkpoint-000002-b000003.pt", "checkpoint-000002.pt"}));
+
+  // What a kill after batch 3 of epoch 2 leaves: no checkpoint of the epoch's end.
+  for (const std::string& dir : {b, c}) {
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(a + "/checkpoint-000002-b000003.pt", dir + "/checkpoint-000002-b000003.pt");
+  }
+  std::filesystem::copy_file(scratch_.file("full.jsonl"), scratch_.file("rest.jsonl"));
+  auto rest = train(flags + b + " --resume --metrics-out " + scratch_.file("rest.jsonl"));
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  EXPECT_NE(rest.err.find("resume: continuing after batch 3 of epoch 2"), std::string::npos) << rest.err;
+  EXPECT_EQ(summary_of(rest)["first_epoch"], 2);
+  EXPECT_EQ(summary_of(rest)["param_digest"], summary_of(full)["param_digest"]);
+  const auto full_lines = json_lines(testing::read_text(scratch_.file("full.jsonl")));
+  const auto rest_lines = json_lines(testing::read_text(scratch_.file("rest.jsonl")));
+  const auto epoch_2_lines = std::count_if(rest_lines.begin(), rest_lines.end(),
+                                           [](const json& j) { return j.value("epoch", 0) == 2; });
+  EXPECT_EQ(epoch_2_lines, 1) << "the resumed epoch's line once (the kept file had none for it)";
+  ASSERT_EQ(rest_lines.back()["epoch"], 2);
+  EXPECT_EQ(rest_lines.back()["loss"], full_lines.back()["loss"]) << "the epoch's sums came back exactly";
+  EXPECT_EQ(rest_lines.back()["train_acc"], full_lines.back()["train_acc"]);
+
+  auto other_ranks = train("--epochs 2 --checkpoint " + c + " --resume");
+  EXPECT_EQ(other_ranks.exit_code, 1);
+  EXPECT_NE(
+      other_ranks.err.find("was written by a run on 2 rank(s); it resumes only on as many (this run has 1)"),
+      std::string::npos)
+      << other_ranks.err;
+}
+
 TEST_F(DgcnTrain, TwoLaunchersAsTwoNodesMatchOneLauncherWithTwoRanks) {
   auto single = train("--epochs 2 --nproc-per-node 2");
   ASSERT_EQ(single.exit_code, 0) << single.err;
@@ -236,6 +364,34 @@ TEST_F(DgcnTrain, TwoLaunchersAsTwoNodesMatchOneLauncherWithTwoRanks) {
   EXPECT_EQ(s["world_size"], 2);
   EXPECT_EQ(s["param_digest"], summary_of(single)["param_digest"]);
   EXPECT_EQ(logged_digests(testing::read_text(n1 + ".err"))[1], s["param_digest"]);
+}
+
+// Two machines reading different copies of the store (one label differs)
+// must not train: every rank stops before the first step naming the digest.
+TEST_F(DgcnTrain, NodesReadingDifferentCopiesOfTheStoreStopNamingTheDigest) {
+  GraphStore other = testing::community_store();
+  auto labels = other.labels.as_mutable<int32_t>();
+  labels[0] = (labels[0] + 1) % static_cast<int32_t>(other.num_classes);
+  const std::string other_path = scratch_.file("other.gcn");
+  save_gcn(other, other_path);
+  const std::string common =
+      command("--epochs 1 --nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port " +
+              std::to_string(find_free_port()));
+  const std::string n0 = scratch_.file("node0"), n1 = scratch_.file("node1");
+  const auto start = std::chrono::steady_clock::now();
+  run_command("(" + common + " --node-rank 0 >" + n0 + ".out 2>" + n0 + ".err; echo $? >" + n0 + ".rc) & (" +
+                  common + " --data " + other_path + " --node-rank 1 >" + n1 + ".out 2>" + n1 +
+                  ".err; echo $? >" + n1 + ".rc) & wait",
+              scratch_);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string& node : {n0, n1}) {
+    const std::string err = testing::read_text(node + ".err");
+    EXPECT_NE(testing::read_text(node + ".rc"), "0\n") << err;
+    EXPECT_NE(err.find("replicas differ"), std::string::npos) << err;
+    EXPECT_NE(err.find("rank 1 has data.digest = \""), std::string::npos) << err;
+    EXPECT_EQ(err.find("data.path"), std::string::npos) << "a path may differ between machines: " << err;
+  }
+  EXPECT_LT(seconds, 25) << "the check fails at once, not by the 30 s collective timeout";
 }
 
 TEST_F(DgcnTrain, RunsUnderTorchrun) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "base/error.h"
@@ -95,6 +96,55 @@ TEST(Launcher, RankIgnoringSigtermIsKilledAfterTheGrace) {
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_EQ(r.failed_rank, 0);
   EXPECT_LT(seconds_since(start), 30.0);
+}
+
+// Note [Restarts]: every local rank starts again with the start's number in
+// TORCHELASTIC_RESTART_COUNT, on a fresh port, up to max_restarts times.
+TEST(Launcher, FailedStartsAreRestartedUpToTheLimit) {
+  ScratchDir dir;
+  LaunchOptions options;
+  options.nproc_per_node = 2;
+  options.max_restarts = 3;
+  // Rank 1 fails on the first two starts; every start logs who ran with what.
+  LaunchResult r = run_local_ranks(
+      options,
+      sh("echo $TORCHELASTIC_RESTART_COUNT $MASTER_PORT >> " + dir.path() +
+         "/starts.$RANK; if [ $RANK = 1 ] && [ $TORCHELASTIC_RESTART_COUNT -lt 2 ]; then exit 3; fi"));
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.restarts, 2);
+  EXPECT_FALSE(r.failed_rank.has_value());
+  for (const char* rank : {"0", "1"}) {
+    std::istringstream starts(read_text(dir.file(std::string("starts.") + rank)));
+    std::vector<int> counts, ports;
+    for (int count, port; starts >> count >> port;) counts.push_back(count), ports.push_back(port);
+    EXPECT_EQ(counts, (std::vector<int>{0, 1, 2})) << "rank " << rank;
+    ASSERT_EQ(ports.size(), 3u);
+    EXPECT_NE(ports[0], ports[1]) << "each start rendezvouses on a fresh port";
+  }
+}
+
+TEST(Launcher, ARankFailingEveryStartEndsTheJobAfterTheLastRestart) {
+  LaunchOptions options;
+  options.nproc_per_node = 2;
+  options.max_restarts = 2;
+  LaunchResult r = run_local_ranks(options, sh("if [ $RANK = 0 ]; then exit 6; fi; exec sleep 60"));
+  EXPECT_EQ(r.exit_code, 6);
+  EXPECT_EQ(r.restarts, 2);
+  EXPECT_EQ(r.failed_rank, 0);
+  EXPECT_NE(r.message.find("(after 2 restart(s), --max-restarts=2)"), std::string::npos) << r.message;
+}
+
+TEST(Launcher, RestartsNeedOneNode) {
+  LaunchOptions options;
+  options.nnodes = 2;
+  options.master_addr = "127.0.0.1";
+  options.max_restarts = 1;
+  try {
+    run_local_ranks(options, sh("true"));
+    FAIL() << "--max-restarts with two nodes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("use torchrun --max_restarts"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Launcher, ProgramThatCannotStartFails) {

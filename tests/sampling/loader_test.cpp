@@ -131,6 +131,26 @@ TEST(Loader, SameBatchesForAnyWorkerCountAndAcrossEpochs) {
   EXPECT_EQ(run(3, 2, true), reference);
 }
 
+// A resumed epoch (Note [In-epoch checkpoints]): started at batch b, the
+// loader hands out exactly batches b, b+1, ... of the whole epoch.
+TEST(Loader, AnEpochStartedInsideHandsOutTheRestOfTheSameBatches) {
+  GraphStore store = test_store();
+  NeighborLoader loader(store, {.sampler = {.fanouts = {5, 5}}, .num_workers = 2, .gather = false});
+  const EpochPlan plan = plan_epoch(store.train_nodes(), {.seed = 4, .epoch = 2, .batch_size = 100});
+  ASSERT_GT(plan.num_batches, 4);
+  std::vector<uint64_t> whole;
+  loader.start_epoch(plan);
+  while (auto batch = loader.next()) whole.push_back(digest_of(batch->sample));
+  for (int64_t first : {int64_t{1}, int64_t{3}, plan.num_batches}) {
+    std::vector<uint64_t> rest;
+    loader.start_epoch(plan, first);
+    while (auto batch = loader.next()) rest.push_back(digest_of(batch->sample));
+    EXPECT_EQ(rest, std::vector<uint64_t>(whole.begin() + first, whole.end())) << "from batch " << first;
+  }
+  EXPECT_THROW(loader.start_epoch(plan, plan.num_batches + 1), Error);
+  EXPECT_THROW(loader.start_epoch(plan, -1), Error);
+}
+
 TEST(Loader, NeverHoldsMoreThanTheQueueDepth) {
   GraphStore store = test_store();
   for (int depth : {1, 2, 4}) {
