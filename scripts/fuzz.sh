@@ -37,7 +37,7 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 build=build-asan
 if [ ! -f $build/CMakeCache.txt ]; then
-  cmake -S . -B $build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  cmake -S . -B $build "${generator[@]}" -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang-14 \
     -DCMAKE_CXX_COMPILER=clang++-14 -DDGCN_WITH_TORCH=OFF -DDGCN_BUILD_TESTS=ON -DDGCN_CUDA=OFF -DDGCN_FUZZ=ON \
     "-DDGCN_SANITIZE=address;undefined" >/dev/null
 fi

@@ -24,7 +24,7 @@ configure() {  # configure DIR cmake-args...
   local dir=$1
   shift
   [ -f "$dir/CMakeCache.txt" ] && return 0
-  cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang-14 \
     -DCMAKE_CXX_COMPILER=clang++-14 -DDGCN_CUDA=OFF -DDGCN_BUILD_TESTS=ON "$@" >/dev/null
 }
 
