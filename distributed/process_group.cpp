@@ -12,8 +12,11 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <thread>
 
 // Note [LibTorch 1.13 vs 2.x]
 // In LibTorch 1.x, ProcessGroupGloo and ProcessGroupNCCL derive from
@@ -78,9 +81,64 @@ CommBackend parse_backend(const std::string& name, const c10::Device& device) {
 // ---------------------------------------------------------------------------
 // Work
 
+// Note [Who is stuck]
+// A collective that fails or times out says which ranks never reached it,
+// so a hung rank (alive, stuck in its own work) is named by its peers.
+// Every rank numbers the collectives it issues; they match by order, so the
+// n-th is the same collective everywhere. When waiting for one fails, the
+// rank writes "dgcn-stuck/<n>/<rank>" into the rendezvous store and, for a
+// short grace, looks for the other ranks' keys of the same collective:
+// ranks that failed in it too write theirs; one that has not by then never
+// reached it. Nothing is written while all goes well.
+struct Peers {
+  c10::intrusive_ptr<c10d::Store> store;
+  int rank = 0;
+  int size = 1;
+};
+
+namespace {
+
+constexpr auto kStuckGrace = std::chrono::milliseconds(2000);
+
+std::string stuck_key(int64_t collective, int rank) {
+  return c10::str("dgcn-stuck/", collective, "/", rank);
+}
+
+// "; ranks 1, 3 did not reach it (stuck in their own work, or gone)", or why that is unknown.
+std::string who_is_stuck(const Peers& peers, int64_t collective) {
+  if (!peers.store || peers.size == 1) return "";
+  try {
+    peers.store->set(stuck_key(collective, peers.rank), std::vector<uint8_t>{1});
+    const auto deadline = std::chrono::steady_clock::now() + kStuckGrace;
+    std::vector<int> missing;
+    for (;;) {
+      missing.clear();
+      for (int r = 0; r < peers.size; ++r) {
+        if (r != peers.rank && !peers.store->check({stuck_key(collective, r)})) missing.push_back(r);
+      }
+      if (missing.empty() || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (missing.empty())
+      return c10::str("; every rank reached collective #", collective, " and failed in it");
+    std::string list;
+    for (int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    return c10::str("; rank", missing.size() > 1 ? "s " : " ", list, " did not reach collective #",
+                    collective, " (stuck in ", missing.size() > 1 ? "their" : "its", " own work, or gone)");
+  } catch (const std::exception&) {
+    return c10::str(
+        "; the rendezvous store does not answer, so which rank is stuck is unknown (rank 0 hosts "
+        "it: it may be stopped or gone)");
+  }
+}
+
+}  // namespace
+
 struct Work::State {
   c10::intrusive_ptr<c10d::Work> work;
   std::string what;  // "allreduce of 1024 x Float (gloo, rank 1 of 4)"
+  std::shared_ptr<const Peers> peers;
+  int64_t collective = 0;  // its number among this group's collectives (Note [Who is stuck])
 };
 
 Work::Work() = default;
@@ -95,13 +153,17 @@ bool Work::pending() const {
 void Work::wait() {
   if (!state_) return;
   std::unique_ptr<State> state = std::move(state_);
+  std::string error;
   try {
     state->work->wait();
+    return;
   } catch (const c10::Error& e) {
-    TORCH_CHECK(false, state->what, " failed: ", e.what_without_backtrace());
+    error = e.what_without_backtrace();
   } catch (const std::exception& e) {
-    TORCH_CHECK(false, state->what, " failed: ", e.what());
+    error = e.what();
   }
+  TORCH_CHECK(false, state->what, " failed: ", error,
+              state->peers ? who_is_stuck(*state->peers, state->collective) : std::string());
 }
 
 // ---------------------------------------------------------------------------
@@ -114,6 +176,18 @@ struct ProcessGroup::Impl {
   c10::Device device{c10::kCPU};
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<C10dBackend> group;
+  std::shared_ptr<const Peers> peers;
+  int64_t issued = 0;  // collectives issued so far (Note [Who is stuck])
+
+  Work start(std::string what, c10::intrusive_ptr<c10d::Work> work) {
+    Work out;
+    out.state_ = std::make_unique<Work::State>();
+    out.state_->what = std::move(what);
+    out.state_->work = std::move(work);
+    out.state_->peers = peers;
+    out.state_->collective = ++issued;
+    return out;
+  }
 
   std::string describe(const char* op, const at::Tensor& t) const {
     return c10::str(op, " of ", t.numel(), " x ", t.scalar_type(), " (", backend_name(backend), ", rank ",
@@ -251,6 +325,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env, const Pro
     TORCH_CHECK(false, "creating the ", backend_name(options.backend), " process group for ", env.describe(),
                 " failed: ", e.what_without_backtrace());
   }
+  impl->peers = std::make_shared<const Peers>(Peers{impl->store, env.rank, env.world_size});
   spdlog::debug("process group: {} over {}", env.describe(), backend_name(options.backend));
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
 }
@@ -271,11 +346,8 @@ c10::Device ProcessGroup::device() const {
 Work ProcessGroup::allreduce_sum(at::Tensor tensor) {
   impl_->check_tensor("allreduce", tensor);
   std::vector<at::Tensor> tensors{tensor};
-  Work work;
-  work.state_ = std::make_unique<Work::State>();
-  work.state_->what = impl_->describe("allreduce", tensor);
-  work.state_->work = impl_->group->allreduce(tensors, c10d::AllreduceOptions());
-  return work;
+  return impl_->start(impl_->describe("allreduce", tensor),
+                      impl_->group->allreduce(tensors, c10d::AllreduceOptions()));
 }
 
 Work ProcessGroup::broadcast(at::Tensor tensor, int root) {
@@ -285,11 +357,7 @@ Work ProcessGroup::broadcast(at::Tensor tensor, int root) {
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions options;
   options.rootRank = root;
-  Work work;
-  work.state_ = std::make_unique<Work::State>();
-  work.state_->what = impl_->describe("broadcast", tensor);
-  work.state_->work = impl_->group->broadcast(tensors, options);
-  return work;
+  return impl_->start(impl_->describe("broadcast", tensor), impl_->group->broadcast(tensors, options));
 }
 
 void ProcessGroup::barrier() {
@@ -313,6 +381,7 @@ void ProcessGroup::shutdown() {
   if (!impl_->group) return;
   barrier();
   impl_->group.reset();
+  impl_->peers.reset();
   impl_->store.reset();
 }
 

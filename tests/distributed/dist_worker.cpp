@@ -4,7 +4,7 @@
 //
 //   dgcn_dist_worker collectives --out DIR
 //   dgcn_dist_worker ddp --out DIR [--variant plain|unused|nosync] [--small-buckets] [--steps K]
-//   dgcn_dist_worker fail --out DIR --victim R --how exit|signal|hang|absent
+//   dgcn_dist_worker fail --out DIR --victim R --how exit|signal|hang|absent|stall
 //   dgcn_dist_worker checkpoint --out DIR
 //   dgcn_dist_worker replicas --out DIR --variant same|shape|setting
 #include <c10/util/Exception.h>
@@ -219,6 +219,10 @@ json run_fail(ProcessGroup& group, int victim, const std::string& how, const std
     spdlog::info("rank {} (pid {}): failing now ({})", r, getpid(), how);
     if (how == "exit") _exit(3);
     if (how == "signal") raise(SIGKILL);
+    if (how == "stall") {
+      // Alive and stuck in its own work: the peers' collective times out and names this rank.
+      std::this_thread::sleep_for(std::chrono::hours(1));
+    }
     if (how == "hang" || how == "absent") {
       signal(SIGTERM, SIG_IGN);  // the launcher must escalate to SIGKILL
       std::this_thread::sleep_for(std::chrono::hours(1));
@@ -304,7 +308,7 @@ int main(int argc, char** argv) {
   ddp->add_option("--steps", steps);
   auto* fail = app.add_subcommand("fail");
   fail->add_option("--victim", victim);
-  fail->add_option("--how", how)->check(CLI::IsMember({"exit", "signal", "hang", "absent"}));
+  fail->add_option("--how", how)->check(CLI::IsMember({"exit", "signal", "hang", "absent", "stall"}));
   auto* checkpoint = app.add_subcommand("checkpoint");
   auto* replicas = app.add_subcommand("replicas");
   replicas->add_option("--variant", variant)->check(CLI::IsMember({"same", "shape", "setting"}));

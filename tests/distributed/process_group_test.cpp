@@ -73,6 +73,29 @@ TEST(ProcessGroup, RankAbsentFromACollectiveTimesOutItsPeers) {
             << " after " << run.seconds << " s\n";
 }
 
+// Note [Who is stuck]: of 3 ranks, rank 1 stays alive in its own work; the
+// collective that ranks 0 and 2 wait in times out, and their error names
+// rank 1 (and only it) as the one that never reached it.
+TEST(ProcessGroup, ACollectiveThatTimesOutNamesTheRankThatNeverReachedIt) {
+  ScratchDir out;
+  auto options = testing::with_timeout(3);
+  options.stop_grace = std::chrono::milliseconds(500);
+  auto run = run_worker(3, {"fail", "--victim", "1", "--how", "stall"}, out, options);
+  EXPECT_NE(run.launch.exit_code, 0) << run.launch.message;
+  int errors = 0;
+  for (int r : {0, 2}) {
+    if (run.ranks[r].is_null()) continue;  // stopped by the launcher once the other peer failed first
+    ++errors;
+    const std::string error = run.ranks[r]["error"];
+    EXPECT_NE(error.find("; rank 1 did not reach collective #2 (stuck in its own work, or gone)"),
+              std::string::npos)
+        << "rank " << r << ": " << error;
+    std::cout << "[ stuck ] rank " << r << " saw: " << error << "\n";
+  }
+  EXPECT_GE(errors, 1) << "no peer wrote its error: " << run.launch.message;
+  EXPECT_LT(run.seconds, 3.0 + 2.0 + 10.0);
+}
+
 TEST(ProcessGroup, HangingRankIsKilledWhenAPeerFails) {
   ScratchDir out;
   auto options = testing::with_timeout(20);
