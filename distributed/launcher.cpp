@@ -275,6 +275,13 @@ LaunchResult run_attempt(const LaunchOptions& options, const std::vector<std::st
                options.nproc_per_node, world_size, options.node_rank, options.nnodes, options.master_addr,
                options.master_port, options.timeout.count() / 1000.0,
                attempt > 0 ? fmt::format(", restart {} of {}", attempt, options.max_restarts) : "");
+  if (options.node_rank == 0) {
+    // README "What listens where": said once per start, since it is a port anyone may reach.
+    spdlog::info(
+        "launcher: rank 0 hosts the rendezvous store (c10d TCPStore) on port {} of every interface of "
+        "this machine, not only {}: LibTorch's store cannot bind one address",
+        options.master_port, options.master_addr);
+  }
   std::vector<std::string> args = argv;
   std::vector<char*> c_argv = c_strings(args);
   std::vector<Child> children;
