@@ -1,5 +1,6 @@
 #include "fuzz/fuzz_files.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -10,6 +11,15 @@ namespace dgcn::fuzz {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The readers log what they read (spdlog, info); a fuzzer runs them a
+// million times, so every harness is silent: logging cost ~90% of the OGB
+// harness's time and filled its log with gigabytes.
+[[maybe_unused]] const bool kSilent = [] {
+  spdlog::set_level(spdlog::level::off);
+  return true;
+}();
+
 // Owns the scratch folder: made on first use, removed when the process exits
 // normally (a crash leaves it for the post-mortem).
 struct ScratchFolder {
