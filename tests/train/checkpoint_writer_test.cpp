@@ -35,7 +35,8 @@ TEST(CheckpointWriter, WritesInOrderKeepsTheNewestTwoAndBest) {
   const std::string ckpt = dir.file("ckpt");
   {
     CheckpointWriter writer(ckpt);
-    for (int64_t e = 1; e <= 4; ++e) writer.save(at(e), std::vector<char>(1000, static_cast<char>(e)), e == 2);
+    for (int64_t e = 1; e <= 4; ++e)
+      writer.save(at(e), std::vector<char>(1000, static_cast<char>(e)), e == 2);
     writer.save(at(4, 7), std::vector<char>(10, 'm'), false);
     writer.flush();
     EXPECT_EQ(files_in(ckpt),
