@@ -30,9 +30,7 @@ void broadcast_from_rank0(ProcessGroup& group, const std::vector<at::Tensor>& te
 
 // "[32, 8] Float": what the replica check compares of a tensor.
 std::string shape_and_dtype(const at::Tensor& t) {
-  std::string s = "[";
-  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
-  return s + "] " + c10::toString(t.scalar_type());
+  return c10::str(t.sizes(), " ", t.scalar_type());
 }
 
 // A tensor shaped like `like` over flat[offset ...], sharing its storage but

@@ -65,7 +65,6 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
                   " was written inside an epoch, which this training cannot resume");
       restore_checkpoint(*checkpoint, task.module(), &task.optimizer());
       out.epochs_before = state.epoch;
-      out.batches_before = state.batch;
       task.restore_progress(state.epoch, state.extra);
       TORCH_CHECK(state.batch == 0 || state.epoch < options.epochs, "resume: ", checkpoint->what, " is ",
                   state.batch, " batches into epoch ", state.epoch + 1, ", past the ", options.epochs,

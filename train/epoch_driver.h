@@ -95,7 +95,6 @@ struct EpochRunOptions {
 
 struct EpochRunResult {
   int64_t epochs_before = 0;     // epochs the resumed checkpoint held (0: a fresh run)
-  int64_t batches_before = 0;    // and batches of the next epoch (an in-epoch checkpoint)
   double checkpoint_wait_s = 0;  // training time spent waiting for checkpoint writes (rank 0)
   int64_t epochs_done = 0;       // in total, counting those before a resume
   std::string param_digest;      // of the final weights, equal on every rank (checked)
