@@ -10,7 +10,10 @@
 //
 // The random choices of a batch are a pure function of (graph, seeds,
 // options.fanouts, options.replace, key): any options.num_threads gives
-// bit-identical batches.
+// bit-identical batches. Finer still, the neighbours a node samples at hop h
+// depend only on (key, h, the node, its row, its fanout): not on its position
+// in the frontier (Note [Per-node draws] in cpu/row_picks.h), which is what
+// partitioned sampling relies on to reproduce these batches exactly.
 #pragma once
 
 #include <cstdint>

@@ -49,6 +49,10 @@ struct SampledBatch {
   // In forward order: blocks[0] is the first GCN layer (widest), blocks.back()
   // has the seeds as its dst nodes.
   std::vector<Block> blocks;
+  // degrees[i]: the full-graph degree of n_id[i], when the sampler had to
+  // fetch it (a partitioned graph, whose ranks hold only their own nodes'
+  // degrees); empty when the store at hand has every node's.
+  std::vector<int32_t> degrees;
 
   int64_t num_layers() const { return static_cast<int64_t>(blocks.size()); }
   // Nodes within h hops of the seeds.

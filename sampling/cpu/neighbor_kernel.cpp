@@ -10,13 +10,17 @@
 #include <thread>
 
 #include "base/error.h"
-#include "base/random.h"
+#include "sampling/cpu/row_picks.h"
 
 namespace dgcn {
 
 namespace {
 
+using sampling_detail::draw_positions;
+using sampling_detail::hop_key;
 using sampling_detail::kChunkRows;
+using sampling_detail::sampled_count;
+using sampling_detail::takes_whole_row;
 using sampling_detail::ThreadScratch;
 
 // The work is random reads; each pass issues the prefetches of a whole chunk
@@ -25,9 +29,6 @@ using sampling_detail::ThreadScratch;
 // on); seeds prefetch their map entries this many ahead.
 constexpr int64_t kRowPrefetchBytes = 512;
 constexpr int64_t kMapPrefetchEdges = 32;
-// Floyd's algorithm checks earlier picks by a linear scan up to this k, and
-// through a stamped mark per row position above it.
-constexpr int64_t kFloydScanMax = 32;
 
 inline void prefetch(const void* p) {
   __builtin_prefetch(p, 0, 3);
@@ -101,6 +102,7 @@ class BatchSampler {
     out_.num_seeds = static_cast<int64_t>(seeds.size());
     out_.num_nodes_per_hop.assign(1, out_.num_seeds);
     out_.num_edges_per_hop.clear();
+    out_.degrees.clear();
     out_.blocks.resize(num_layers);
     Block& full = out_.blocks[0];
     full.indptr.assign(1, 0);
@@ -125,7 +127,7 @@ class BatchSampler {
       hop_begin = hop_end;
     }
     if (!any_parallel) advance.by = out_.n_id.size();
-    build_blocks();
+    sampling_detail::build_prefix_blocks(out_);
   }
 
  private:
@@ -159,12 +161,6 @@ class BatchSampler {
                  seeds[i], earlier, i);
       map[seeds[i]] = base + static_cast<uint32_t>(i);
     }
-  }
-
-  int64_t sampled_count(int64_t degree, int64_t fanout) const {
-    if (fanout < 0) return degree;
-    if (options_.replace) return degree > 0 ? fanout : 0;
-    return std::min(fanout, degree);
   }
 
   // Samples the rows [begin, end) of n_id (the nodes first reached at hop h);
@@ -230,19 +226,20 @@ class BatchSampler {
       const int64_t start = indptr_[v], degree = indptr_[v + 1] - start;
       row_start[r] = start;
       row_degree[r] = degree;
-      counts[r] = sampled_count(degree, fanout);
+      counts[r] = sampled_count(degree, fanout, options_.replace);
       total += counts[r];
     }
     return total;
   }
 
   // Pass 2a over chunk c: draw the picked CSR positions of every row (in row
-  // order, from the chunk's stream) into the hop's edge slots, prefetching
-  // each picked entry; turns the counts in indptr into offsets.
+  // order, each row from its node's stream, Note [Per-node draws]) into the
+  // hop's edge slots, prefetching each picked entry; turns the counts in
+  // indptr into offsets.
   void pick(int h, int64_t c, int64_t begin, int64_t rows, int64_t fanout, int64_t edge_base,
             ThreadScratch& ts) {
-    Rng rng(stream_key(key_.seed, {static_cast<uint64_t>(key_.epoch), static_cast<uint64_t>(key_.batch),
-                                   static_cast<uint64_t>(h), static_cast<uint64_t>(c)}));
+    const uint64_t hop = hop_key(key_, h);
+    const int64_t* nodes = out_.n_id.data() + begin;
     int64_t* offsets = out_.blocks[0].indptr.data() + begin + 1;
     int64_t* slots = s_.neighbours.data();
     const int64_t* row_start = s_.row_start.data();
@@ -255,18 +252,11 @@ class BatchSampler {
       const int64_t degree = row_degree[r];
       const int64_t count = offsets[r];
       int64_t* out = slots + e;
-      if (fanout < 0 || (!replace && count == degree)) {
+      if (takes_whole_row(degree, count, fanout, replace)) {
         for (int64_t j = 0; j < degree; ++j) out[j] = start + j;
         prefetch_bytes(indices_ + start, degree * static_cast<int64_t>(sizeof(Id)));
       } else {
-        if (replace) {
-          for (int64_t j = 0; j < count; ++j)
-            out[j] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(degree)));
-        } else if (count <= kFloydScanMax) {
-          floyd_scan(rng, degree, count, out);
-        } else {
-          floyd_marked(rng, degree, count, out, ts);
-        }
+        draw_positions(hop, nodes[r], degree, count, replace, out, ts.marks);
         for (int64_t j = 0; j < count; ++j) {
           out[j] += start;
           prefetch(indices_ + out[j]);
@@ -286,37 +276,6 @@ class BatchSampler {
       const int64_t u = indices_[slots[e]];
       slots[e] = u;
       prefetch(map + u);
-    }
-  }
-
-  // Floyd's algorithm: k distinct positions of [0, degree), uniformly, with k
-  // draws; for j = degree-k .. degree-1 pick t in [0, j], take j if t was
-  // already taken, else t. Earlier picks are found by scanning `out`.
-  static void floyd_scan(Rng& rng, int64_t degree, int64_t k, int64_t* out) {
-    for (int64_t n = 0, j = degree - k; j < degree; ++j, ++n) {
-      auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j + 1)));
-      for (int64_t i = 0; i < n; ++i) {
-        if (out[i] == t) {
-          t = j;
-          break;
-        }
-      }
-      out[n] = t;
-    }
-  }
-
-  // The same draws, with earlier picks marked in a per-thread array.
-  static void floyd_marked(Rng& rng, int64_t degree, int64_t k, int64_t* out, ThreadScratch& ts) {
-    if (ts.marks.size() < static_cast<size_t>(degree)) ts.marks.resize(degree, 0);
-    if (++ts.stamp == 0) {
-      std::fill(ts.marks.begin(), ts.marks.end(), 0u);
-      ts.stamp = 1;
-    }
-    for (int64_t n = 0, j = degree - k; j < degree; ++j, ++n) {
-      auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j + 1)));
-      if (ts.marks[t] == ts.stamp) t = j;
-      ts.marks[t] = ts.stamp;
-      out[n] = t;
     }
   }
 
@@ -406,24 +365,6 @@ class BatchSampler {
     });
   }
 
-  // blocks[0] was built in place over all hops; the later layers' blocks are
-  // its row prefixes (sampled_batch.h).
-  void build_blocks() {
-    const int num_layers = static_cast<int>(out_.blocks.size());
-    const int64_t total = static_cast<int64_t>(out_.n_id.size());
-    Block& full = out_.blocks[0];
-    full.num_src = total;
-    full.num_dst = out_.nodes_within(num_layers - 1);
-    DGCN_ASSERT(static_cast<int64_t>(full.indptr.size()) == full.num_dst + 1);
-    for (int l = 1; l < num_layers; ++l) {
-      Block& b = out_.blocks[l];
-      b.num_dst = out_.nodes_within(num_layers - 1 - l);
-      b.num_src = out_.nodes_within(num_layers - l);
-      b.indptr.assign(full.indptr.begin(), full.indptr.begin() + b.num_dst + 1);
-      b.indices.assign(full.indices.begin(), full.indices.begin() + b.indptr.back());
-    }
-  }
-
   const int64_t* indptr_;
   const Id* indices_;
   int64_t num_nodes_;
@@ -434,6 +375,26 @@ class BatchSampler {
 };
 
 }  // namespace
+
+namespace sampling_detail {
+
+void build_prefix_blocks(SampledBatch& out) {
+  const int num_layers = static_cast<int>(out.blocks.size());
+  const int64_t total = static_cast<int64_t>(out.n_id.size());
+  Block& full = out.blocks[0];
+  full.num_src = total;
+  full.num_dst = out.nodes_within(num_layers - 1);
+  DGCN_ASSERT(static_cast<int64_t>(full.indptr.size()) == full.num_dst + 1);
+  for (int l = 1; l < num_layers; ++l) {
+    Block& b = out.blocks[l];
+    b.num_dst = out.nodes_within(num_layers - 1 - l);
+    b.num_src = out.nodes_within(num_layers - l);
+    b.indptr.assign(full.indptr.begin(), full.indptr.begin() + b.num_dst + 1);
+    b.indices.assign(full.indices.begin(), full.indices.begin() + b.indptr.back());
+  }
+}
+
+}  // namespace sampling_detail
 
 template <class Id>
 void sample_neighbors_kernel(const Csr& graph, std::span<const Id> indices, std::span<const int64_t> seeds,

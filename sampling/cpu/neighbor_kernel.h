@@ -3,9 +3,10 @@
 //
 // Note [Sampling a hop]
 // The frontier of hop h (the nodes first reached at hop h) is split into
-// fixed chunks of kChunkRows rows. Chunk c of hop h draws from its own stream
-// stream_key(seed, {epoch, batch, h, c}), so the draws do not depend on which
-// thread runs the chunk. A hop runs in these passes over chunks:
+// fixed chunks of kChunkRows rows, the unit of work of a thread. Every row
+// draws from its node's own stream (Note [Per-node draws] in row_picks.h), so
+// the draws depend neither on which thread runs a chunk nor on the chunking.
+// A hop runs in these passes over chunks:
 //   1. rows:     prefetch indptr of the chunk's frontier nodes, then store
 //                each row's (start, degree); the sampled count per row gives
 //                the block's indptr after a prefix sum over chunks.
@@ -52,22 +53,25 @@
 #include <vector>
 
 #include "graph/csr.h"
+#include "sampling/cpu/row_picks.h"
 #include "sampling/neighbor_sampler.h"
 
 namespace dgcn {
 
 namespace sampling_detail {
 
-// Rows per chunk of a hop's frontier. Part of the definition of the random
-// stream (changing it changes the samples), so a constant, not an option.
+// Rows per chunk of a hop's frontier (the draws do not depend on it).
 inline constexpr int64_t kChunkRows = 256;
 
 // Working memory of one thread inside a batch.
 struct ThreadScratch {
-  std::vector<int64_t> picks;   // Floyd: chosen positions of the current row
-  std::vector<uint32_t> marks;  // Floyd with large k: position -> stamp
-  uint32_t stamp = 0;
+  RowMarks marks;  // Floyd with large k
 };
+
+// blocks[0] holds every hop's rows (the whole batch, built in place hop by
+// hop); fills in its num_src/num_dst and the later layers' blocks as its row
+// prefixes (sampled_batch.h).
+void build_prefix_blocks(SampledBatch& out);
 
 }  // namespace sampling_detail
 

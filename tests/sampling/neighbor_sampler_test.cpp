@@ -18,6 +18,8 @@
 namespace dgcn {
 namespace {
 
+using testing::same_batch;
+
 using testing::EdgeList;
 
 // Structural invariants every batch must satisfy, for any fanouts.
@@ -86,18 +88,6 @@ void expect_well_formed(const Csr& g, const SampledBatch& b, std::span<const int
     ASSERT_TRUE(std::equal(blk.indices.begin(), blk.indices.end(), full.indices.begin()));
     ASSERT_EQ(blk.num_edges(), blk.indptr.back());
   }
-}
-
-bool same_batch(const SampledBatch& a, const SampledBatch& b) {
-  if (a.n_id != b.n_id || a.num_nodes_per_hop != b.num_nodes_per_hop ||
-      a.num_edges_per_hop != b.num_edges_per_hop || a.blocks.size() != b.blocks.size())
-    return false;
-  for (size_t l = 0; l < a.blocks.size(); ++l) {
-    const Block &x = a.blocks[l], &y = b.blocks[l];
-    if (x.num_dst != y.num_dst || x.num_src != y.num_src || x.indptr != y.indptr || x.indices != y.indices)
-      return false;
-  }
-  return true;
 }
 
 // Nodes in Boost's multi-source BFS discovery order with their hop distance.
@@ -219,6 +209,37 @@ TEST(NeighborSampler, SameKeySameBatchOnAnyThreadCount) {
     EXPECT_FALSE(same_batch(reference, other)) << "another batch index must give other samples";
     EXPECT_FALSE(same_batch(reference, sample_neighbors(store.graph, seeds, o, BatchKey{10, 1, 4}, s1)));
     EXPECT_FALSE(same_batch(reference, sample_neighbors(store.graph, seeds, o, BatchKey{9, 2, 4}, s1)));
+  }
+}
+
+// Note [Per-node draws]: a node's picks depend on (key, hop, node) only, not
+// on where it stands in the frontier; partitioned sampling relies on it.
+TEST(NeighborSampler, ANodesPicksDoNotDependOnItsPlaceInTheFrontier) {
+  GraphStore store = testing::make_store(testing::skewed_random_edges(20000, 12, 21));
+  std::vector<int64_t> seeds;
+  for (int64_t i = 0; i < 1500; ++i) seeds.push_back((i * 7919) % 20000);  // 6 chunks of 256
+  std::vector<int64_t> reversed(seeds.rbegin(), seeds.rend());
+  for (bool replace : {false, true}) {
+    SamplerOptions o{.fanouts = {7}, .replace = replace};
+    SamplerScratch s;
+    const SampledBatch a = sample_neighbors(store.graph, seeds, o, BatchKey{4, 2, 9}, s);
+    const SampledBatch b = sample_neighbors(store.graph, reversed, o, BatchKey{4, 2, 9}, s);
+    // Each seed's sampled neighbours, in draw order, by global id.
+    auto picks_of = [](const SampledBatch& batch) {
+      std::map<int64_t, std::vector<int64_t>> out;
+      const Block& block = batch.blocks[0];
+      for (int64_t r = 0; r < batch.num_seeds; ++r) {
+        for (int64_t e = block.indptr[r]; e < block.indptr[r + 1]; ++e)
+          out[batch.n_id[r]].push_back(batch.n_id[block.indices[e]]);
+      }
+      return out;
+    };
+    const auto pa = picks_of(a), pb = picks_of(b);
+    ASSERT_EQ(pa.size(), pb.size());
+    EXPECT_TRUE(pa == pb) << "replace " << replace;
+    // ... and another batch key draws others.
+    const SampledBatch c = sample_neighbors(store.graph, seeds, o, BatchKey{4, 2, 10}, s);
+    EXPECT_FALSE(picks_of(c) == pa);
   }
 }
 

@@ -40,4 +40,17 @@ inline std::vector<std::pair<int64_t, int64_t>> global_edges(const SampledBatch&
   return out;
 }
 
+// Whether two batches are equal in every node, count and block.
+inline bool same_batch(const SampledBatch& a, const SampledBatch& b) {
+  if (a.n_id != b.n_id || a.num_nodes_per_hop != b.num_nodes_per_hop ||
+      a.num_edges_per_hop != b.num_edges_per_hop || a.blocks.size() != b.blocks.size())
+    return false;
+  for (size_t l = 0; l < a.blocks.size(); ++l) {
+    const Block &x = a.blocks[l], &y = b.blocks[l];
+    if (x.num_dst != y.num_dst || x.num_src != y.num_src || x.indptr != y.indptr || x.indices != y.indices)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace dgcn::testing
