@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   dgcn::prep::register_verify(app);
   dgcn::prep::register_convert(app);
   dgcn::prep::register_load_bench(app);
+  dgcn::prep::register_partition(app);
   dgcn::prep::register_ogb(app);
   dgcn::prep::register_graphsaint(app);
   dgcn::prep::register_npz(app);

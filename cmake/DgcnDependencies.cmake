@@ -52,3 +52,18 @@ endif()
 if(DGCN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
+
+# METIS (Debian's libmetis-dev) for `dgcn-prep partition --method metis`.
+# Optional, so hosts without it (the CUDA host's package bundle) still build;
+# there --method metis is an error that says so, and --method random works.
+find_path(METIS_INCLUDE_DIR metis.h)
+find_library(METIS_LIBRARY NAMES metis)
+add_library(dgcn_metis INTERFACE)
+if(METIS_INCLUDE_DIR AND METIS_LIBRARY)
+  target_include_directories(dgcn_metis INTERFACE ${METIS_INCLUDE_DIR})
+  target_link_libraries(dgcn_metis INTERFACE ${METIS_LIBRARY})
+  target_compile_definitions(dgcn_metis INTERFACE DGCN_HAVE_METIS=1)
+  message(STATUS "dgcn: METIS ${METIS_LIBRARY}")
+else()
+  message(STATUS "dgcn: METIS not found: dgcn-prep partition offers --method random only")
+endif()

@@ -35,8 +35,16 @@ class Csr {
   // indices, every index in [0, num_nodes)) and throws dgcn::Error naming
   // `what` (e.g. the file) otherwise.
   Csr(int64_t num_nodes, Buffer indptr, Buffer indices, IdWidth width, const std::string& what = "csr");
+  // The rows of some nodes of a larger graph (one part of a partitioned
+  // graph, graph/partition.h): `num_rows` rows whose indices are node ids of
+  // the whole graph, in [0, num_cols).
+  Csr(int64_t num_rows, int64_t num_cols, Buffer indptr, Buffer indices, IdWidth width,
+      const std::string& what = "csr");
 
+  // Rows. For a whole graph also the number of nodes (num_cols() == num_nodes()).
   int64_t num_nodes() const { return num_nodes_; }
+  int64_t num_cols() const { return num_cols_; }
+  bool square() const { return num_cols_ == num_nodes_; }
   int64_t num_edges() const { return num_edges_; }
   IdWidth id_width() const { return width_; }
 
@@ -65,6 +73,7 @@ class Csr {
 
  private:
   int64_t num_nodes_ = 0;
+  int64_t num_cols_ = 0;
   int64_t num_edges_ = 0;
   IdWidth width_ = IdWidth::k32;
   Buffer indptr_;

@@ -21,17 +21,19 @@
 //    64     8  num_classes (i64)
 //    72     1  task (u8): 0 none, 1 single-label, 2 multi-label
 //    73     1  id_width (u8): 4 or 8, the byte width of `indices`
-//    74     6  reserved, zero
+//    74     2  part_index (u16)  \  a part of a partitioned graph (GraphPart):
+//    76     2  part_count (u16)   > zero in a whole graph; see "Parts" below
+//    78     2  reserved, zero
 //    80     8  num_frames F (u64): entries of the frame table
 //    88     8  metadata_size M (u64)
 //    96     8  source_file_size (u64)   \  only in a shared-cache file (see LoadMode):
 //   104     8  source_mtime_ns (i64)     > the source .gcn it was expanded from;
 //   112     8  source_header_checksum   /  zero in an ordinary file
-//   120     8  reserved, zero
+//   120     8  num_global_nodes (i64): the whole graph's nodes, in a part; zero otherwise
 //
 //   section table, S entries of 96 bytes
 //     0    16  name, ASCII, NUL-padded: indptr indices features labels train valid test degree
-//              node_ids
+//              node_ids global_ids node_parts
 //    16     1  dtype (u8): 1 int32, 2 int64, 3 float32, 4 uint8
 //    17     1  codec (u8): 0 raw, 1 zstd
 //    18     6  reserved, zero
@@ -63,6 +65,14 @@
 //   (multi-label); train/valid/test int64 [k]; degree int32 [n]; node_ids int64
 //   [n], the source dataset's id of each node (written by a reordering).
 // Empty sections are not stored; a reader treats a missing section as empty.
+//
+// Parts (part_count >= 1, written by dgcn-prep partition): the store holds
+// the n = num_nodes rows its part owns of a graph of N = num_global_nodes
+// nodes. indices and train/valid/test are node ids of the whole graph, in
+// [0, N) (id_width fits N); two more sections are required: global_ids
+// int64 [n] (row i is node global_ids[i], strictly increasing) and
+// node_parts int32 [N] (the part owning each node). Readers before parts
+// existed stop at the unknown section names.
 #pragma once
 
 #include <cstdint>
@@ -113,6 +123,8 @@ struct GcnHeader {
   int64_t num_nodes = 0, num_edges = 0, num_features = 0, num_classes = 0;
   Task task = Task::kNone;
   IdWidth id_width = IdWidth::k32;
+  int32_t part_index = 0, part_count = 0;  // GraphPart; zero for a whole graph
+  int64_t num_global_nodes = 0;
   GcnCacheSource source;
   std::vector<GcnSection> sections;
   std::vector<GcnFrame> frames;

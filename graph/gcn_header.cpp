@@ -201,6 +201,10 @@ SectionShape expected_shape(std::string_view name, const GcnHeader& h, const std
   if (name == "train" || name == "valid" || name == "test") return {GcnDtype::kInt64, n, 1, true};
   if (name == "degree") return {GcnDtype::kInt32, n, 1, false};
   if (name == "node_ids") return {GcnDtype::kInt64, n, 1, true};  // none, or one per node (validate)
+  if (name == "global_ids") return {GcnDtype::kInt64, h.part_count > 0 ? n : 0, 1, false};
+  if (name == "node_parts") {
+    return {GcnDtype::kInt32, h.part_count > 0 ? static_cast<uint64_t>(h.num_global_nodes) : 0, 1, false};
+  }
   throw Error(fmt::format("{}: unknown section name", what));
 }
 
@@ -212,6 +216,20 @@ void check_scalars(const GcnHeader& h, const std::string& what) {
              what, static_cast<int>(h.id_width));
   DGCN_CHECK(h.id_width == IdWidth::k64 || h.num_nodes <= INT32_MAX, "{}: {} nodes do not fit 4-byte ids",
              what, h.num_nodes);
+  if (h.part_count == 0) {
+    DGCN_CHECK(h.part_index == 0 && h.num_global_nodes == 0,
+               "{}: part_index {} and num_global_nodes {} set in a whole graph (part_count 0)", what,
+               h.part_index, h.num_global_nodes);
+  } else {
+    DGCN_CHECK(
+        h.part_count >= 1 && h.part_count <= kMaxParts && h.part_index >= 0 && h.part_index < h.part_count,
+        "{}: part {} of {} parts", what, h.part_index, h.part_count);
+    DGCN_CHECK(h.num_global_nodes >= h.num_nodes,
+               "{}: a part of {} nodes of a graph of {} nodes (num_global_nodes)", what, h.num_nodes,
+               h.num_global_nodes);
+    DGCN_CHECK(h.id_width == IdWidth::k64 || h.num_global_nodes <= INT32_MAX,
+               "{}: the whole graph's {} nodes do not fit 4-byte ids", what, h.num_global_nodes);
+  }
   switch (h.task) {
     case Task::kNone:
       DGCN_CHECK(h.num_classes == 0, "{}: task 'none' with {} classes", what, h.num_classes);
@@ -250,11 +268,14 @@ std::vector<std::byte> encode_header(const GcnHeader& h) {
   put<int64_t>(b, 64, h.num_classes);
   put<uint8_t>(b, 72, static_cast<uint8_t>(h.task));
   put<uint8_t>(b, 73, static_cast<uint8_t>(h.id_width));
+  put<uint16_t>(b, 74, static_cast<uint16_t>(h.part_index));
+  put<uint16_t>(b, 76, static_cast<uint16_t>(h.part_count));
   put<uint64_t>(b, 80, h.frames.size());
   put<uint64_t>(b, 88, h.metadata_json.size());
   put<uint64_t>(b, 96, h.source.file_size);
   put<int64_t>(b, 104, h.source.mtime_ns);
   put<uint64_t>(b, 112, h.source.header_checksum);
+  put<int64_t>(b, 120, h.num_global_nodes);
   size_t off = kFixedHeaderBytes;
   for (const auto& s : h.sections) {
     std::memcpy(b.data() + off, s.name.data(), std::min<size_t>(s.name.size(), 16));
@@ -329,6 +350,9 @@ GcnHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const 
   h.num_classes = get<int64_t>(b, 64);
   h.task = static_cast<Task>(get<uint8_t>(b, 72));
   h.id_width = static_cast<IdWidth>(get<uint8_t>(b, 73));
+  h.part_index = get<uint16_t>(b, 74);
+  h.part_count = get<uint16_t>(b, 76);
+  h.num_global_nodes = get<int64_t>(b, 120);
   h.source = {get<uint64_t>(b, 96), get<int64_t>(b, 104), get<uint64_t>(b, 112)};
   check_scalars(h, path);
 
@@ -396,6 +420,8 @@ GcnHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const 
   require("features", h.num_nodes > 0 && h.num_features > 0, "the header announces features");
   require("labels", h.num_nodes > 0 && h.task != Task::kNone, "the header announces a labelled task");
   require("degree", h.num_nodes > 0, "the header announces nodes");
+  require("global_ids", h.part_count > 0 && h.num_nodes > 0, "the header announces a part");
+  require("node_parts", h.part_count > 0 && h.num_global_nodes > 0, "the header announces a part");
   return h;
 }
 

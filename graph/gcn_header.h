@@ -27,8 +27,11 @@ inline constexpr uint64_t kMaxFrameBytes = uint64_t{1} << 30;
 inline constexpr uint64_t kMaxZstdRatio = 32768;
 
 // The section names in the order the writer stores them.
-inline constexpr std::string_view kSectionNames[] = {"indptr", "indices", "features", "labels",  "train",
-                                                     "valid",  "test",    "degree",   "node_ids"};
+inline constexpr std::string_view kSectionNames[] = {"indptr",   "indices",    "features",  "labels",
+                                                     "train",    "valid",      "test",      "degree",
+                                                     "node_ids", "global_ids", "node_parts"};
+// The most parts a partitioned graph has (part_count is 16 bits).
+inline constexpr int64_t kMaxParts = 65535;
 
 struct SectionShape {
   GcnDtype dtype;

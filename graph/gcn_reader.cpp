@@ -50,7 +50,8 @@ GraphStore assemble_store(const GcnHeader& h, std::vector<Buffer> sections, cons
   GraphStore s;
   Buffer indptr = take("indptr");
   Buffer indices = take("indices");
-  s.graph = Csr(h.num_nodes, std::move(indptr), std::move(indices), h.id_width, path);
+  const int64_t columns = h.part_count > 0 ? h.num_global_nodes : h.num_nodes;
+  s.graph = Csr(h.num_nodes, columns, std::move(indptr), std::move(indices), h.id_width, path);
   s.num_features = h.num_features;
   s.features = take("features");
   s.task = h.task;
@@ -61,6 +62,11 @@ GraphStore assemble_store(const GcnHeader& h, std::vector<Buffer> sections, cons
   s.test = take("test");
   s.degree = take("degree");
   s.source_ids = take("node_ids");
+  s.part.index = h.part_index;
+  s.part.count = h.part_count;
+  s.part.num_global_nodes = h.num_global_nodes;
+  s.part.global_ids = take("global_ids");
+  s.part.node_parts = take("node_parts");
   s.metadata_json = h.metadata_json;
   if (options.validate) {
     const auto t0 = Clock::now();

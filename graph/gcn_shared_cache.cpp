@@ -74,7 +74,8 @@ std::string cache_mismatch(const GcnHeader& cache, const OpenGcn& src) {
   if (!cache.all_raw()) return "not all sections are raw";
   if (cache.num_nodes != h.num_nodes || cache.num_edges != h.num_edges ||
       cache.num_features != h.num_features || cache.num_classes != h.num_classes || cache.task != h.task ||
-      cache.id_width != h.id_width || cache.metadata_json != h.metadata_json ||
+      cache.id_width != h.id_width || cache.part_index != h.part_index || cache.part_count != h.part_count ||
+      cache.num_global_nodes != h.num_global_nodes || cache.metadata_json != h.metadata_json ||
       cache.sections.size() != h.sections.size()) {
     return "its scalars or metadata differ from the source's";
   }

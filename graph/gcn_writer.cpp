@@ -32,6 +32,8 @@ const Buffer& buffer_named(const GraphStore& s, std::string_view name) {
   if (name == "valid") return s.valid;
   if (name == "test") return s.test;
   if (name == "node_ids") return s.source_ids;
+  if (name == "global_ids") return s.part.global_ids;
+  if (name == "node_parts") return s.part.node_parts;
   return s.degree;
 }
 
@@ -136,6 +138,9 @@ SaveResult save_gcn(const GraphStore& store, const std::string& path, const Save
   h.num_classes = store.num_classes;
   h.task = store.task;
   h.id_width = store.graph.id_width();
+  h.part_index = store.part.index;
+  h.part_count = store.part.count;
+  h.num_global_nodes = store.part.num_global_nodes;
   h.metadata_json = store.metadata_json;
   gcn::check_scalars(h, what);
   std::vector<SectionData> sections = sections_of(store, h, what);

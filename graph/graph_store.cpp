@@ -22,6 +22,12 @@ const char* task_name(Task task) {
   return "unknown";
 }
 
+int64_t GraphPart::row_of(int64_t v) const {
+  const auto g = ids();
+  auto it = std::lower_bound(g.begin(), g.end(), v);
+  return it != g.end() && *it == v ? it - g.begin() : -1;
+}
+
 namespace {
 
 // Smallest index in [0, n) for which bad(i) holds, or -1; parallel, and the
@@ -44,18 +50,66 @@ int64_t first_where(int64_t n, int num_threads, Pred bad) {
   return f == INT64_MAX ? -1 : f;
 }
 
-void check_split(const std::string& what, const char* name, std::span<const int64_t> ids, int64_t n,
-                 std::vector<uint8_t>& owner, uint8_t tag) {
+// A split's ids: in [0, num_ids), strictly increasing, each in one split
+// only (owner[slot] is the split that claimed the node's slot so far). For a
+// whole graph a node's slot is its id; for a part its row, and a node the
+// part does not own is an error.
+void check_split(const std::string& what, const char* name, std::span<const int64_t> ids, int64_t num_ids,
+                 const GraphPart& part, std::vector<uint8_t>& owner, uint8_t tag) {
   for (size_t i = 0; i < ids.size(); ++i) {
-    DGCN_CHECK(ids[i] >= 0 && ids[i] < n, "{}: {}[{}] = {} is not a node id in [0, {})", what, name, i,
-               ids[i], n);
+    DGCN_CHECK(ids[i] >= 0 && ids[i] < num_ids, "{}: {}[{}] = {} is not a node id in [0, {})", what, name, i,
+               ids[i], num_ids);
     DGCN_CHECK(i == 0 || ids[i - 1] < ids[i], "{}: {} is not strictly increasing at position {} ({} then {})",
                what, name, i, ids[i > 0 ? i - 1 : 0], ids[i]);
+    const int64_t slot = part.is_part() ? part.row_of(ids[i]) : ids[i];
+    DGCN_CHECK(slot >= 0, "{}: {} node {} belongs to part {}, not to this part ({} of {})", what, name,
+               ids[i], part.owners()[ids[i]], part.index, part.count);
     static const char* names[] = {"", "train", "valid", "test"};
-    DGCN_CHECK(owner[ids[i]] == 0, "{}: node {} is in both {} and {}", what, ids[i], names[owner[ids[i]]],
-               name);
-    owner[ids[i]] = tag;
+    DGCN_CHECK(owner[slot] == 0, "{}: node {} is in both {} and {}", what, ids[i], names[owner[slot]], name);
+    owner[slot] = tag;
   }
+}
+
+// The part's own invariants: its ids, its owner map, and that the two agree
+// (the part owns exactly the nodes its ids list).
+void check_part(const GraphStore& s, const std::string& what, int num_threads) {
+  const GraphPart& p = s.part;
+  const int64_t n = s.num_nodes();
+  if (!p.is_part()) {
+    DGCN_CHECK(p.index == 0 && p.num_global_nodes == 0 && p.global_ids.empty() && p.node_parts.empty(),
+               "{}: part fields are set (index {}, {} global nodes) but the part count is 0", what, p.index,
+               p.num_global_nodes);
+    DGCN_CHECK(s.graph.square(), "{}: a whole graph with {} rows over {} columns", what, n,
+               s.graph.num_cols());
+    return;
+  }
+  const int64_t total = p.num_global_nodes;
+  DGCN_CHECK(p.count >= 1 && p.index >= 0 && p.index < p.count, "{}: part index {} of {} parts", what,
+             p.index, p.count);
+  DGCN_CHECK(total >= n && s.graph.num_cols() == total,
+             "{}: a part of {} rows, {} CSR columns, of a graph of {} nodes", what, n, s.graph.num_cols(),
+             total);
+  DGCN_CHECK(p.global_ids.size() == static_cast<size_t>(n) * sizeof(int64_t),
+             "{}: global_ids has {} bytes, expected {} int64 (one per row)", what, p.global_ids.size(), n);
+  DGCN_CHECK(p.node_parts.size() == static_cast<size_t>(total) * sizeof(int32_t),
+             "{}: node_parts has {} bytes, expected {} int32 (one per node of the whole graph)", what,
+             p.node_parts.size(), total);
+  const auto ids = p.ids();
+  int64_t bad = first_where(n, num_threads, [&](int64_t i) {
+    return ids[i] < 0 || ids[i] >= total || (i > 0 && ids[i - 1] >= ids[i]);
+  });
+  DGCN_CHECK(bad < 0, "{}: global_ids[{}] = {} is not in [0, {}) or not above the id before it", what, bad,
+             bad < 0 ? 0 : ids[bad], total);
+  const auto owners = p.owners();
+  bad = first_where(total, num_threads, [&](int64_t v) { return owners[v] < 0 || owners[v] >= p.count; });
+  DGCN_CHECK(bad < 0, "{}: node_parts[{}] = {} is not a part in [0, {})", what, bad,
+             bad < 0 ? 0 : owners[bad], p.count);
+  bad = first_where(n, num_threads, [&](int64_t i) { return owners[ids[i]] != p.index; });
+  DGCN_CHECK(bad < 0, "{}: row {} holds node {}, which node_parts gives to part {}, not to this part {}",
+             what, bad, bad < 0 ? 0 : ids[bad], bad < 0 ? 0 : owners[ids[bad]], p.index);
+  const int64_t owned = std::count(owners.begin(), owners.end(), p.index);
+  DGCN_CHECK(owned == n, "{}: node_parts gives {} nodes to part {}, but the part holds {} rows", what, owned,
+             p.index, n);
 }
 
 }  // namespace
@@ -107,10 +161,12 @@ void GraphStore::validate(const std::string& what, int num_threads) const {
       throw Error(fmt::format("{}: unknown task code {}", what, static_cast<int>(task)));
   }
 
+  check_part(*this, what, num_threads);
   std::vector<uint8_t> owner(static_cast<size_t>(n), 0);
-  check_split(what, "train", train.as<int64_t>(), n, owner, 1);
-  check_split(what, "valid", valid.as<int64_t>(), n, owner, 2);
-  check_split(what, "test", test.as<int64_t>(), n, owner, 3);
+  const int64_t ids = num_global_nodes();
+  check_split(what, "train", train.as<int64_t>(), ids, part, owner, 1);
+  check_split(what, "valid", valid.as<int64_t>(), ids, part, owner, 2);
+  check_split(what, "test", test.as<int64_t>(), ids, part, owner, 3);
 
   DGCN_CHECK(source_ids.empty() || source_ids.size() == static_cast<size_t>(n) * sizeof(int64_t),
              "{}: node_ids has {} entries, expected none or one per node ({})", what,
@@ -153,8 +209,21 @@ std::string content_digest(const GraphStore& s, int num_threads) {
   const int64_t scalars[] = {s.num_nodes(), s.num_edges(), s.num_features, s.num_classes,
                              static_cast<int64_t>(s.task)};
   digest.update(scalars, sizeof(scalars));
-  for (const Buffer* b : {&s.graph.indptr_buffer(), &s.graph.indices_buffer(), &s.features, &s.labels,
-                          &s.train, &s.valid, &s.test}) {
+  std::vector<const Buffer*> arrays = {&s.graph.indptr_buffer(),
+                                       &s.graph.indices_buffer(),
+                                       &s.features,
+                                       &s.labels,
+                                       &s.train,
+                                       &s.valid,
+                                       &s.test};
+  if (s.part.is_part()) {
+    // Only parts hash these, so a whole graph's digest is what it always was.
+    const int64_t part[] = {s.part.index, s.part.count, s.part.num_global_nodes};
+    digest.update(part, sizeof(part));
+    arrays.push_back(&s.part.global_ids);
+    arrays.push_back(&s.part.node_parts);
+  }
+  for (const Buffer* b : arrays) {
     const size_t chunks = (b->size() + kChunk - 1) / kChunk;
     std::vector<uint64_t> parts(chunks);
     parallel_for_chunks(static_cast<int64_t>(chunks), 1, num_threads, [&](int64_t begin, int64_t end) {

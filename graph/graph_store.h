@@ -20,6 +20,31 @@ enum class Task : uint8_t {
 };
 const char* task_name(Task task);  // "none", "single-label", "multi-label"
 
+// Which part of a partitioned graph a store holds (dgcn-prep partition,
+// graph/partition.h), or none: count == 0 for a whole graph.
+//
+// A part owns some nodes of the whole graph and holds everything of them:
+// their complete CSR rows (neighbour ids are ids of the whole graph), feature
+// rows, labels, degrees, split membership. Row i of the part is node
+// global_ids[i] of the whole graph; every other node id a part names (CSR
+// indices, train/valid/test) is an id of the whole graph too.
+//
+//   whole graph 0-1-2-3 (a path), node_parts = [0, 0, 1, 1]
+//   part 1: global_ids = [2, 3], indptr = [0, 2, 3], indices = [1, 3 | 2]
+struct GraphPart {
+  int32_t index = 0;
+  int32_t count = 0;             // parts of the whole graph; 0: the store is a whole graph
+  int64_t num_global_nodes = 0;  // nodes of the whole graph
+  Buffer global_ids;             // int64 [num_nodes], strictly increasing
+  Buffer node_parts;             // int32 [num_global_nodes]: the part that owns each node
+
+  bool is_part() const { return count > 0; }
+  std::span<const int64_t> ids() const { return global_ids.as<int64_t>(); }
+  std::span<const int32_t> owners() const { return node_parts.as<int32_t>(); }
+  // The row of global node `v` in this part, or -1 when another part owns it.
+  int64_t row_of(int64_t v) const;
+};
+
 struct GraphStore {
   Csr graph;
 
@@ -45,6 +70,9 @@ struct GraphStore {
   // reordering (dgcn-prep --reorder); empty when the ids are the source's own.
   Buffer source_ids;
 
+  // Set when the store is one part of a partitioned graph.
+  GraphPart part;
+
   // Free-form JSON object describing where the store came from (reader,
   // options, seed); kept verbatim in the file.
   std::string metadata_json = "{}";
@@ -67,8 +95,12 @@ struct GraphStore {
   std::span<const int32_t> degrees() const { return degree.as<int32_t>(); }
   int64_t source_id(int64_t v) const { return source_ids.empty() ? v : source_ids.as<int64_t>()[v]; }
 
+  // Nodes of the whole graph this store is (a part of).
+  int64_t num_global_nodes() const { return part.is_part() ? part.num_global_nodes : num_nodes(); }
+
   // Checks every invariant across the arrays (sizes, finite features, labels
-  // in range, splits in range / increasing / disjoint, degree == row length)
+  // in range, splits in range / increasing / disjoint, degree == row length;
+  // for a part also its ids, its owner map and that it owns its split nodes)
   // and throws dgcn::Error naming `what` and the first offending value.
   // Runs on `num_threads` threads; O(nodes * features + edges).
   void validate(const std::string& what, int num_threads) const;
@@ -78,9 +110,9 @@ struct GraphStore {
 Buffer degrees_of(const Csr& graph, int num_threads);
 
 // A digest (16 hex digits, XXH3) of everything the store holds for training
-// (CSR, features, labels, splits, task and sizes; not its metadata or source
-// ids): equal digests mean the same data, whatever the file's encoding or
-// path. The same for any `num_threads`.
+// (CSR, features, labels, splits, task and sizes, a part's ids and owner map;
+// not its metadata or source ids): equal digests mean the same data, whatever
+// the file's encoding or path. The same for any `num_threads`.
 std::string content_digest(const GraphStore& store, int num_threads);
 
 }  // namespace dgcn

@@ -16,6 +16,8 @@ packages=(
   libopenblas0-openmp
   # graph store and readers
   libboost-graph-dev libzstd-dev libxxhash-dev zlib1g-dev libzip-dev
+  # graph partitioning (dgcn-prep partition --method metis)
+  libmetis-dev
   # CLI, JSON, logging
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   # tests and benchmarks; numpy/scipy write fixtures in the real outside layouts

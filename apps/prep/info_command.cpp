@@ -55,21 +55,26 @@ nlohmann::json info_json(const std::string& path, const GraphStore& s, const Gcn
   // Metadata is JSON written by the reader; show it as such when it parses.
   nlohmann::json metadata = nlohmann::json::parse(s.metadata_json, nullptr, /*allow_exceptions=*/false);
   if (metadata.is_discarded()) metadata = s.metadata_json;
-  return {{"path", path},
-          {"file_bytes", h.file_size},
-          {"raw_bytes", h.raw_bytes()},
-          {"num_nodes", s.num_nodes()},
-          {"num_edges", s.num_edges()},
-          {"id_bits", 8 * static_cast<int>(s.graph.id_width())},
-          {"num_features", s.num_features},
-          {"task", task_name(s.task)},
-          {"num_classes", s.num_classes},
-          {"train", s.train_nodes().size()},
-          {"valid", s.valid_nodes().size()},
-          {"test", s.test_nodes().size()},
-          {"degree", degree_stats(s)},
-          {"sections", sections_json(h)},
-          {"metadata", metadata}};
+  nlohmann::json j = {{"path", path},
+                      {"file_bytes", h.file_size},
+                      {"raw_bytes", h.raw_bytes()},
+                      {"num_nodes", s.num_nodes()},
+                      {"num_edges", s.num_edges()},
+                      {"id_bits", 8 * static_cast<int>(s.graph.id_width())},
+                      {"num_features", s.num_features},
+                      {"task", task_name(s.task)},
+                      {"num_classes", s.num_classes},
+                      {"train", s.train_nodes().size()},
+                      {"valid", s.valid_nodes().size()},
+                      {"test", s.test_nodes().size()},
+                      {"degree", degree_stats(s)},
+                      {"sections", sections_json(h)},
+                      {"metadata", metadata}};
+  if (s.part.is_part()) {
+    j["part"] = {
+        {"index", s.part.index}, {"count", s.part.count}, {"num_global_nodes", s.part.num_global_nodes}};
+  }
+  return j;
 }
 
 void run_info(const InfoOptions& o) {
@@ -79,6 +84,8 @@ void run_info(const InfoOptions& o) {
   const GcnHeader header = read_gcn_header(o.file);
   nlohmann::json j = info_json(o.file, store, header);
   if (o.components) {
+    DGCN_CHECK(!store.part.is_part(), "{}: --components needs the whole graph; this file is part {} of {}",
+               o.file, store.part.index, store.part.count);
     const Components c = connected_components(store.graph, o.threads > 0 ? o.threads : default_num_threads());
     j["components"] = {{"count", c.count}, {"largest", c.largest}};
   }

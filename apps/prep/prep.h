@@ -44,5 +44,6 @@ void register_edgelist(CLI::App& app);    // edgelist --file F
 void register_synthetic(CLI::App& app);   // synthetic --preset ... --seed S
 void register_convert(CLI::App& app);     // convert FILE --out F.gcn [--raw]: re-encode a store
 void register_load_bench(CLI::App& app);  // load-bench FILE: load times and memory per load mode
+void register_partition(CLI::App& app);   // partition FILE --parts N --out DIR: part stores + manifest
 
 }  // namespace dgcn::prep
