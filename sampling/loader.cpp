@@ -31,15 +31,22 @@ int64_t label_bytes_of(const GraphStore& store) {
 
 }  // namespace
 
-NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator)
+NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator,
+                               BatchProducer* producer)
     : store_(store),
       options_(std::move(options)),
       allocator_(allocator
                      ? std::move(allocator)
                      : BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 1)->allocator()),
+      producer_(producer),
       label_bytes_(label_bytes_of(store)) {
   check_sampler_options(options_.sampler, "loader");
   DGCN_CHECK(options_.num_workers >= 1, "loader: num_workers = {}, expected >= 1", options_.num_workers);
+  DGCN_CHECK(
+      !producer_ || !producer_->ordered() || options_.num_workers == 1,
+      "loader: this batch producer makes batches in order (collectives across ranks); it needs 1 worker, "
+      "not {}",
+      options_.num_workers);
   DGCN_CHECK(options_.queue_depth >= 1, "loader: queue_depth = {}, expected >= 1", options_.queue_depth);
   slots_.resize(options_.queue_depth);
   workers_.reserve(options_.num_workers);
@@ -182,6 +189,10 @@ LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScr
                                     SampledBatch&& reuse) const {
   LoadedBatch out;
   out.sample = std::move(reuse);
+  if (producer_) {
+    producer_->produce(plan, b, allocator_, out);
+    return out;
+  }
   sample_neighbors(store_.graph, plan.batch(b), options_.sampler, plan.key(b), scratch, out.sample);
   out.sample.index = b;
   if (!options_.gather) return out;

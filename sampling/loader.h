@@ -77,12 +77,29 @@ struct LoaderStats {
   int64_t peak_in_flight = 0;   // most batches claimed but not yet handed out; <= queue_depth
 };
 
+// How a worker makes batch b of a plan, when not by sampling the loader's
+// own store: e.g. a partitioned graph's batches, sampled with the other
+// ranks (sampling/partitioned_sampler.h). `out.sample` arrives holding a
+// recycled batch whose vectors may be reused.
+class BatchProducer {
+ public:
+  virtual ~BatchProducer() = default;
+  virtual void produce(const EpochPlan& plan, int64_t b, const BatchAllocator& allocate,
+                       LoadedBatch& out) = 0;
+  // True when batches must be made one at a time in plan order (collectives
+  // across ranks): the loader then runs one worker.
+  virtual bool ordered() const { return false; }
+};
+
 class NeighborLoader {
  public:
   // Starts the workers. `store` must outlive the loader. Without an
   // allocator, batches get memory from a BatchMemoryPool sized for the queue.
+  // A `producer` (outliving the loader) makes the batches instead of the
+  // loader's own sampling of `store`; an ordered() one needs num_workers 1.
   // Throws dgcn::Error on invalid options.
-  NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator = nullptr);
+  NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator = nullptr,
+                 BatchProducer* producer = nullptr);
   // Stops the workers, also mid-epoch: a worker finishes the batch it is
   // sampling, which is dropped. Never waits on the consumer.
   ~NeighborLoader();
@@ -130,6 +147,7 @@ class NeighborLoader {
   const GraphStore& store_;
   const LoaderOptions options_;
   const BatchAllocator allocator_;
+  BatchProducer* const producer_;  // nullptr: produce() samples store_
   const int64_t label_bytes_;
 
   mutable Mutex mutex_;
