@@ -105,11 +105,14 @@ TEST(Launcher, FailedStartsAreRestartedUpToTheLimit) {
   LaunchOptions options;
   options.nproc_per_node = 2;
   options.max_restarts = 3;
-  // Rank 1 fails on the first two starts; every start logs who ran with what.
+  // Rank 1 fails on the first two starts; every start logs who ran with
+  // what. Rank 1 fails only once rank 0 has logged this start, else the
+  // launcher may stop rank 0 before its shell ran the echo.
   LaunchResult r = run_local_ranks(
-      options,
-      sh("echo $TORCHELASTIC_RESTART_COUNT $MASTER_PORT >> " + dir.path() +
-         "/starts.$RANK; if [ $RANK = 1 ] && [ $TORCHELASTIC_RESTART_COUNT -lt 2 ]; then exit 3; fi"));
+      options, sh("echo $TORCHELASTIC_RESTART_COUNT $MASTER_PORT >> " + dir.path() +
+                  "/starts.$RANK; if [ $RANK = 1 ] && [ $TORCHELASTIC_RESTART_COUNT -lt 2 ]; then "
+                  "until grep -q \"^$TORCHELASTIC_RESTART_COUNT \" " +
+                  dir.path() + "/starts.0 2>/dev/null; do sleep 0.01; done; exit 3; fi"));
   EXPECT_EQ(r.exit_code, 0) << r.message;
   EXPECT_EQ(r.restarts, 2);
   EXPECT_FALSE(r.failed_rank.has_value());
