@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <torch/cuda.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "graph/gcn_format.h"
+#include "graph/partition_files.h"
 #include "models/cpu_allocator.h"
 #include "models/spmm.h"
 #include "train/gcn_run.h"
@@ -48,27 +51,63 @@ struct AppOptions {
   std::string metrics_out;
   std::string plot;
   std::string optimizer = "adam";
+  std::string seeds;  // "" = the default: local on a partitioned graph
   int threads = 0;
   bool gather_in_loader = false;
   double cpu_cache_gb = 4;
 };
 
-nlohmann::json epoch_json(const dgcn::EpochReport& r, const std::string& metric) {
+// What one epoch's batches exchanged on a partitioned graph: totals over
+// ranks, and per batch of one rank (bytes that rank sent to the others;
+// seconds its loader spent in the all-to-alls).
+nlohmann::json exchange_json(const dgcn::EpochReport& r, int world_size) {
+  const dgcn::ExchangeCounters& x = r.exchange;
+  const double batches = std::max<double>(1.0, static_cast<double>(r.batches) * world_size);
+  return {{"id_bytes", x.id_bytes},
+          {"pick_bytes", x.pick_bytes},
+          {"feature_bytes", x.feature_bytes},
+          {"exchanges", x.exchanges},
+          {"seconds", x.seconds},
+          {"per_batch",
+           {{"id_bytes", x.id_bytes / batches},
+            {"pick_bytes", x.pick_bytes / batches},
+            {"feature_bytes", x.feature_bytes / batches},
+            {"bytes", (x.id_bytes + x.pick_bytes + x.feature_bytes) / batches},
+            {"seconds", x.seconds / batches}}}};
+}
+
+nlohmann::json epoch_json(const dgcn::EpochReport& r, const std::string& metric, int world_size) {
   nlohmann::json j = {
       {"epoch", r.epoch},         {"loss", r.loss},       {"train_" + metric, r.train_metric},
       {"batches", r.batches},     {"epoch_s", r.epoch_s}, {"sampling_wait_s", r.sampling_wait_s},
       {"compute_s", r.compute_s}, {"other_s", r.other_s}, {"eval_s", r.eval_s}};
   if (r.valid_metric) j["valid_" + metric] = *r.valid_metric;
   if (r.test_metric) j["test_" + metric] = *r.test_metric;
+  if (r.partitioned) j["exchange"] = exchange_json(r, world_size);
   return j;
+}
+
+// This process's peak resident memory (getrusage), in bytes.
+double peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024.0;
 }
 
 void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainOptions& o, dgcn::GcnRunOptions& run) {
   using dgcn::cli::kNonNegative;
   using dgcn::cli::kPositive;
-  app.add_option("--data", a.data,
-                 "Graph store (.gcn, from dgcn-prep) to train on; without it the synthetic "
-                 "--preset is generated in memory");
+  app.add_option(
+      "--data", a.data,
+      "Graph store (.gcn, from dgcn-prep) to train on, or a partitioned graph's folder (from dgcn-prep "
+      "partition: one rank per part, each loading only its part); without it the synthetic --preset is "
+      "generated in memory");
+  app.add_option(
+         "--seeds", a.seeds,
+         "Partitioned graphs: global trains every rank on the seeds a replicated run would give it (the "
+         "same batches and weights, bit for bit); local (the default there) trains each rank on its own "
+         "part's training nodes, equal batch counts on every rank, fewer rows fetched from other ranks")
+      ->check(CLI::IsMember({"global", "local"}));
   app.add_option("--load", a.load,
                  "private: every rank decompresses its own copy; shared: the ranks of a machine map one "
                  "decompressed cache file read-only, so the graph is in memory once; auto: shared when a "
@@ -230,7 +269,28 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
   if (env.world_size > 1) spdlog::info("{} over {}", env.describe(), dgcn::backend_name(group->backend()));
 
   dgcn::GraphStore store;
-  if (a.data.empty()) {
+  std::optional<dgcn::PartitionManifest> partition;
+  const bool partitioned = !a.data.empty() && dgcn::is_partition_dir(a.data);
+  DGCN_CHECK(a.seeds.empty() || partitioned,
+             "--seeds {}: seeds are chosen per rank on a partitioned graph (--data DIR from dgcn-prep "
+             "partition); {} "
+             "is not one",
+             a.seeds, a.data.empty() ? "the synthetic preset" : a.data);
+  if (partitioned) {
+    o.seeds = dgcn::parse_seed_mode(a.seeds.empty() ? "local" : a.seeds);
+    dgcn::LoadOptions load;
+    load.threads = threads;
+    load.mode = a.load == "shared" ? dgcn::LoadMode::kSharedCache : dgcn::LoadMode::kPrivate;
+    load.cache_dir = a.cache_dir;
+    dgcn::PartitionedData data = dgcn::load_partition_part(a.data, *group, load);
+    store = std::move(data.part);
+    partition = std::move(data.manifest);
+    run.data_path = a.data;
+    run.partition = &*partition;
+    spdlog::info("{}: part {} of {} ({} of {} nodes, {} CSR entries), seeds {}", a.data, store.part.index,
+                 store.part.count, store.num_nodes(), store.part.num_global_nodes, store.num_edges(),
+                 dgcn::seed_mode_name(o.seeds));
+  } else if (a.data.empty()) {
     spdlog::info("no --data: generating the synthetic '{}' preset in memory", a.preset);
     store = dgcn::datasets::generate_synthetic(dgcn::datasets::synthetic_preset(a.preset), threads);
     run.data_path = "synthetic:" + a.preset;
@@ -248,7 +308,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
                dgcn::task_name(store.task), store.train_nodes().size(), store.valid_nodes().size(),
                store.test_nodes().size());
 
-  run.config = dgcn::gcn_run_config(o, store, run.data_path, group->size());
+  run.config = dgcn::gcn_run_config(o, store, run.data_path, group->size(), run.partition);
   const std::string metric = dgcn::metric_name(store.task);
   std::unique_ptr<dgcn::MetricsLog> metrics;
   std::vector<dgcn::CurvePoint> curve;
@@ -262,7 +322,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
           metrics = std::make_unique<dgcn::MetricsLog>(a.metrics_out, run.resume && before > 0 ? before : -1);
           metrics->write({{"config", run.config}, {"first_epoch", r.epoch}});
         }
-        if (metrics) metrics->write(epoch_json(r, metric));
+        if (metrics) metrics->write(epoch_json(r, metric, env.world_size));
         std::string eval;
         if (r.valid_metric) {
           eval = fmt::format("  valid {} {:.4f}  test {:.4f} ({:.1f} s)", metric, *r.valid_metric,
@@ -273,7 +333,21 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
             "{:.1f}",
             r.epoch, r.loss, metric, r.train_metric, eval, r.epoch_s, r.sampling_wait_s, r.compute_s,
             r.other_s);
+        if (r.partitioned) {
+          spdlog::info(
+              "epoch {:>3}  exchanged per batch: {:.2f} MB ({:.2f} ids, {:.2f} picks, {:.2f} rows), {:.3f} s",
+              r.epoch, exchange_json(r, env.world_size)["per_batch"]["bytes"].get<double>() / 1e6,
+              r.exchange.id_bytes / 1e6 / std::max<double>(1, r.batches * env.world_size),
+              r.exchange.pick_bytes / 1e6 / std::max<double>(1, r.batches * env.world_size),
+              r.exchange.feature_bytes / 1e6 / std::max<double>(1, r.batches * env.world_size),
+              r.exchange.seconds / std::max<double>(1, r.batches * env.world_size));
+        }
       });
+  // What each rank held: the graph's arrays and its peak resident memory.
+  std::vector<double> memory(2 * static_cast<size_t>(env.world_size), 0.0);
+  memory[static_cast<size_t>(env.rank)] = static_cast<double>(store.bytes());
+  memory[static_cast<size_t>(env.world_size + env.rank)] = peak_rss_bytes();
+  memory = group->sum_over_ranks(std::move(memory));
   group->shutdown();
   if (!rank0) return 0;
 
@@ -298,6 +372,9 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
       {"eval_s", s.eval_s},
       {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
       {"param_digest", s.param_digest},
+      {"memory",
+       {{"graph_bytes", std::vector<double>(memory.begin(), memory.begin() + env.world_size)},
+        {"peak_rss_bytes", std::vector<double>(memory.begin() + env.world_size, memory.end())}}},
       {"config", summary.config}};
   // The summary first: a plot that fails must not take the result with it.
   std::cout << out.dump() << std::endl;

@@ -4,8 +4,7 @@
 // implements it over c10d (Gloo, NCCL), tests implement it in-process.
 //
 //   Messages send;                     // one buffer, a slice per destination rank
-//   send.begin(world_size);
-//   for (int q = 0; q < world_size; ++q) { append q's bytes; send.end_message(); }
+//   for (int q = 0; q < world_size; ++q) { send.append(q's bytes); send.end_message(); }
 //   comm.exchange(send, received);     // received.of(q): what rank q sent here
 //
 // Buffers are reused across calls (their capacity kept): a products-scale
@@ -17,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
@@ -105,5 +105,36 @@ class AllToAll {
   // where known).
   virtual void exchange(const Messages& send, Messages& received) = 0;
 };
+
+// Collective: every rank's `values`, in rank order (out[q] is rank q's).
+template <class T>
+std::vector<std::vector<T>> all_gather(AllToAll& comm, std::span<const T> values) {
+  Messages send;
+  for (int q = 0; q < comm.size(); ++q) {
+    send.append_value<int64_t>(static_cast<int64_t>(values.size()));
+    send.append(values);
+    send.end_message();
+  }
+  Messages received;
+  comm.exchange(send, received);
+  std::vector<std::vector<T>> out;
+  for (int q = 0; q < comm.size(); ++q) {
+    MessageReader r(received.of(q), "all_gather");
+    const auto n = r.value<int64_t>();
+    DGCN_CHECK(n >= 0, "all_gather: rank {} sent {} values", q, n);
+    const auto got = r.take<T>(static_cast<size_t>(n));
+    out.emplace_back(got.begin(), got.end());
+  }
+  return out;
+}
+
+// Collective: every rank's `text`, in rank order; e.g. each rank's error
+// while loading its part, so that every rank stops naming all of them.
+inline std::vector<std::string> all_gather_text(AllToAll& comm, const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& chars : all_gather(comm, std::span<const char>(text)))
+    out.emplace_back(chars.begin(), chars.end());
+  return out;
+}
 
 }  // namespace dgcn

@@ -1,5 +1,8 @@
 #include "distributed/process_group.h"
 
+#include "base/error.h"
+#include "distributed/all_to_all.h"
+
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <netdb.h>
@@ -16,7 +19,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <thread>
+#include <vector>
 
 // Note [LibTorch 1.13 vs 2.x]
 // In LibTorch 1.x, ProcessGroupGloo and ProcessGroupNCCL derive from
@@ -178,6 +183,8 @@ struct ProcessGroup::Impl {
   c10::intrusive_ptr<C10dBackend> group;
   std::shared_ptr<const Peers> peers;
   int64_t issued = 0;  // collectives issued so far (Note [Who is stuck])
+  RankEnv env;         // what made this group, for another()
+  ProcessGroupOptions options;
 
   Work start(std::string what, c10::intrusive_ptr<c10d::Work> work) {
     Work out;
@@ -298,10 +305,17 @@ ProcessGroup::~ProcessGroup() = default;
 
 std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env, const ProcessGroupOptions& options) {
   auto impl = std::make_unique<Impl>();
+  impl->store = make_store(env, options.timeout);
+  return over_store(std::move(impl), env, options);
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::over_store(std::unique_ptr<Impl> impl, const RankEnv& env,
+                                                       const ProcessGroupOptions& options) {
   impl->rank = env.rank;
   impl->size = env.world_size;
   impl->backend = options.backend;
-  impl->store = make_store(env, options.timeout);
+  impl->env = env;
+  impl->options = options;
   try {
     if (options.backend == CommBackend::kNccl) {
 #ifdef USE_C10D_NCCL
@@ -328,6 +342,13 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env, const Pro
   impl->peers = std::make_shared<const Peers>(Peers{impl->store, env.rank, env.world_size});
   spdlog::debug("process group: {} over {}", env.describe(), backend_name(options.backend));
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::another(const std::string& name) {
+  TORCH_CHECK(impl_->group, "another: the process group was shut down");
+  auto impl = std::make_unique<Impl>();
+  impl->store = c10::make_intrusive<c10d::PrefixStore>(name, impl_->store);
+  return over_store(std::move(impl), impl_->env, impl_->options);
 }
 
 int ProcessGroup::rank() const {
@@ -360,6 +381,27 @@ Work ProcessGroup::broadcast(at::Tensor tensor, int root) {
   return impl_->start(impl_->describe("broadcast", tensor), impl_->group->broadcast(tensors, options));
 }
 
+Work ProcessGroup::alltoall(at::Tensor output, at::Tensor input, std::vector<int64_t> output_splits,
+                            std::vector<int64_t> input_splits) {
+  impl_->check_tensor("alltoall", input);
+  impl_->check_tensor("alltoall", output);
+  TORCH_CHECK(input.dim() == 1 && output.dim() == 1 && input.scalar_type() == output.scalar_type(),
+              "alltoall: input and output must be 1-D tensors of one dtype (got ", input.sizes(), " ",
+              input.scalar_type(), ", ", output.sizes(), " ", output.scalar_type(), ")");
+  const auto sum = [](const std::vector<int64_t>& v) {
+    return std::accumulate(v.begin(), v.end(), int64_t{0});
+  };
+  TORCH_CHECK(static_cast<int>(input_splits.size()) == impl_->size &&
+                  static_cast<int>(output_splits.size()) == impl_->size &&
+                  sum(input_splits) == input.numel() && sum(output_splits) == output.numel(),
+              "alltoall: splits (", input_splits.size(), " in, ", output_splits.size(),
+              " out) must give one slice per rank ", "and add up to the tensors (", input.numel(), " in, ",
+              output.numel(), " out)");
+  return impl_->start(
+      impl_->describe("alltoall", input),
+      impl_->group->alltoall_base(output, input, output_splits, input_splits, c10d::AllToAllOptions()));
+}
+
 void ProcessGroup::barrier() {
   // A one-element all-reduce: every backend has it, and for NCCL it needs no
   // guess of the device (c10d's NCCL barrier does guess).
@@ -383,6 +425,46 @@ void ProcessGroup::shutdown() {
   impl_->group.reset();
   impl_->peers.reset();
   impl_->store.reset();
+}
+
+// ---------------------------------------------------------------------------
+// GroupAllToAll (distributed/all_to_all.h): here, so it costs no LibTorch TU of its own.
+
+void GroupAllToAll::exchange(const Messages& send, Messages& received) {
+  const int w = group_.size();
+  DGCN_CHECK(send.count() == w, "all-to-all: {} messages for {} ranks", send.count(), w);
+  const c10::Device device = group_.device();
+  try {
+    std::vector<int64_t> send_sizes(static_cast<size_t>(w)), ones(static_cast<size_t>(w), 1);
+    for (int q = 0; q < w; ++q) send_sizes[static_cast<size_t>(q)] = send.size_of(q);
+    at::Tensor sizes_in = at::tensor(send_sizes, at::kLong).to(device);
+    at::Tensor sizes_out = at::empty({w}, sizes_in.options());
+    group_.alltoall(sizes_out, sizes_in, ones, ones).wait();
+    sizes_out = sizes_out.cpu();
+    std::vector<int64_t> receive_sizes(sizes_out.data_ptr<int64_t>(), sizes_out.data_ptr<int64_t>() + w);
+    received.offsets.assign(1, 0);
+    for (int64_t n : receive_sizes) {
+      DGCN_CHECK(n >= 0, "all-to-all: a peer announced a message of {} bytes", n);
+      received.offsets.push_back(received.offsets.back() + n);
+    }
+    received.bytes.resize(static_cast<size_t>(received.offsets.back()));
+
+    const auto bytes = at::TensorOptions().dtype(at::kByte);
+    at::Tensor in = at::from_blob(const_cast<std::byte*>(send.bytes.data()),
+                                  {static_cast<int64_t>(send.bytes.size())}, bytes);
+    at::Tensor out =
+        at::from_blob(received.bytes.data(), {static_cast<int64_t>(received.bytes.size())}, bytes);
+    if (device.is_cuda()) {
+      at::Tensor in_device = in.to(device);
+      at::Tensor out_device = at::empty({out.numel()}, in_device.options());
+      group_.alltoall(out_device, in_device, receive_sizes, send_sizes).wait();
+      out.copy_(out_device);
+    } else {
+      group_.alltoall(out, in, receive_sizes, send_sizes).wait();
+    }
+  } catch (const c10::Error& e) {
+    throw Error(e.what_without_backtrace());
+  }
 }
 
 }  // namespace dgcn

@@ -76,6 +76,12 @@ class ProcessGroup {
   Work allreduce_sum(at::Tensor tensor);
   // Async, in place: every rank's `tensor` becomes root's.
   Work broadcast(at::Tensor tensor, int root);
+  // Async all-to-all of 1-D tensors on device(): rank q receives
+  // input[sum(input_splits[:q]) .. + input_splits[q]) into its output slice
+  // for this rank (output_splits[r] elements from rank r). Both tensors
+  // must stay alive and untouched until wait() returns.
+  Work alltoall(at::Tensor output, at::Tensor input, std::vector<int64_t> output_splits,
+                std::vector<int64_t> input_splits);
   // Blocks until every rank has reached it.
   void barrier();
   // Blocking: element-wise sums of `values` over ranks (float64), e.g. metric
@@ -86,9 +92,18 @@ class ProcessGroup {
   // the store. Idempotent; no collective may follow.
   void shutdown();
 
+  // Collective: another group of the same ranks and backend over this
+  // group's rendezvous store (keys under `name`), with its own connections
+  // and collective order, for a second thread that issues collectives of its
+  // own (the partitioned loader's exchanges run beside the training step's
+  // all-reduces). Shut it down before this one.
+  std::unique_ptr<ProcessGroup> another(const std::string& name);
+
  private:
   struct Impl;
   explicit ProcessGroup(std::unique_ptr<Impl> impl);
+  static std::unique_ptr<ProcessGroup> over_store(std::unique_ptr<Impl> impl, const RankEnv& env,
+                                                  const ProcessGroupOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

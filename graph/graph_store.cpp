@@ -22,6 +22,15 @@ const char* task_name(Task task) {
   return "unknown";
 }
 
+uint64_t GraphStore::bytes() const {
+  uint64_t total = 0;
+  for (const Buffer* b : {&graph.indptr_buffer(), &graph.indices_buffer(), &features, &labels, &train, &valid,
+                          &test, &degree, &source_ids, &part.global_ids, &part.node_parts}) {
+    total += b->size();
+  }
+  return total;
+}
+
 int64_t GraphPart::row_of(int64_t v) const {
   const auto g = ids();
   auto it = std::lower_bound(g.begin(), g.end(), v);

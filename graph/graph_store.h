@@ -95,6 +95,10 @@ struct GraphStore {
   std::span<const int32_t> degrees() const { return degree.as<int32_t>(); }
   int64_t source_id(int64_t v) const { return source_ids.empty() ? v : source_ids.as<int64_t>()[v]; }
 
+  // Bytes of every array the store holds (CSR, node data, a part's ids and
+  // owner map): what a rank holds of the graph, mapped or in memory.
+  uint64_t bytes() const;
+
   // Nodes of the whole graph this store is (a part of).
   int64_t num_global_nodes() const { return part.is_part() ? part.num_global_nodes : num_nodes(); }
 

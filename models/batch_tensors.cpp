@@ -146,7 +146,7 @@ void use_global_columns(CsrTensor& a, std::span<const int64_t> n_id, int64_t num
 CsrTensor full_rows_adjacency(const Csr& graph, std::span<const int32_t> degree,
                               std::span<const int64_t> rows) {
   CsrTensor a =
-      empty_csr(static_cast<int64_t>(rows.size()), graph.num_nodes(), full_rows_nnz(graph, rows), false);
+      empty_csr(static_cast<int64_t>(rows.size()), graph.num_cols(), full_rows_nnz(graph, rows), false);
   normalize_full_rows(graph, degree, rows, spans_of(a), intra_op_chunks());
   return a;
 }

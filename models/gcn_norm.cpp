@@ -1,5 +1,6 @@
 #include "models/gcn_norm.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
@@ -43,6 +44,13 @@ void batch_degrees(const SampledBatch& batch, GcnNorm norm, std::span<const int3
   const auto n = static_cast<int64_t>(batch.n_id.size());
   DGCN_CHECK(static_cast<int64_t>(out.size()) >= n, "gcn norm: degree output has {} entries for {} nodes",
              out.size(), n);
+  if (norm == GcnNorm::kFullGraph && !batch.degrees.empty()) {
+    // A partitioned graph's batch brings its nodes' degrees along.
+    DGCN_CHECK(static_cast<int64_t>(batch.degrees.size()) == n,
+               "gcn norm: batch {} has {} degrees for {} nodes", batch.index, batch.degrees.size(), n);
+    std::copy(batch.degrees.begin(), batch.degrees.end(), out.begin());
+    return;
+  }
   if (norm == GcnNorm::kFullGraph) {
     const auto num_nodes = static_cast<int64_t>(full_degree.size());
     for (int64_t j = 0; j < n; ++j) {
@@ -101,8 +109,8 @@ int64_t full_rows_nnz(const Csr& graph, std::span<const int64_t> rows) {
 
 void normalize_full_rows(const Csr& graph, std::span<const int32_t> degree, std::span<const int64_t> rows,
                          const NormalizedCsrOut& out, const ChunkLoop& loop) {
-  DGCN_CHECK(graph.num_nodes() <= INT32_MAX, "gcn norm: {} nodes do not fit the int32 ids of full-graph rows",
-             graph.num_nodes());
+  DGCN_CHECK(graph.num_cols() <= INT32_MAX, "gcn norm: {} nodes do not fit the int32 ids of full-graph rows",
+             graph.num_cols());
   const auto n = static_cast<int64_t>(rows.size());
   DGCN_CHECK(static_cast<int64_t>(out.indptr.size()) == n + 1,
              "gcn norm: indptr output has {} entries for {} rows", out.indptr.size(), n);

@@ -53,7 +53,8 @@ inline int64_t normalized_nnz(const Block& block) {
 }
 
 // The degree each of the batch's nodes counts with, for `norm`, written into
-// out[0 .. n_id.size()): kFullGraph gathers full_degree[n_id[j]]; kBlock
+// out[0 .. n_id.size()): kFullGraph gathers full_degree[n_id[j]] (or takes
+// batch.degrees, when the sampler brought them along); kBlock
 // counts j's sampled neighbours (its row length in blocks[0] if it is one of
 // its dst nodes, else 0).
 void batch_degrees(const SampledBatch& batch, GcnNorm norm, std::span<const int32_t> full_degree,

@@ -3,6 +3,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -39,6 +42,30 @@ std::vector<int64_t> with_neighbours(const Csr& graph, const std::vector<int64_t
     if (mark[static_cast<size_t>(v)]) out.push_back(v);
   }
   return out;
+}
+
+// Layer l of `model` for `rows` rows, computed in chunks of
+// options.chunk_rows: adjacency(begin, len) gives the normalized rows
+// [begin, begin + len) with columns = rows of h (their nnz sum to `nnz`).
+// Returns the activated output [rows x out_features].
+at::Tensor layer_in_chunks(GcnImpl& model, int64_t l, const at::Tensor& h, size_t rows, int64_t nnz,
+                           const InferenceOptions& options,
+                           const std::function<CsrTensor(int64_t, int64_t)>& adjacency) {
+  GCNConv& conv = model.conv(l);
+  const auto n = static_cast<int64_t>(rows);
+  const AggregationOrder order =
+      choose_aggregation_order(n, h.size(0), nnz, conv->in_features(), conv->out_features(), false, false);
+  const at::Tensor src = order == AggregationOrder::kTransformFirst ? conv->transform(h) : h;
+  at::Tensor next = at::empty({n, conv->out_features()}, h.options());
+  for (int64_t begin = 0; begin < n; begin += options.chunk_rows) {
+    const int64_t len = std::min<int64_t>(options.chunk_rows, n - begin);
+    const CsrTensor a = adjacency(begin, len).to(options.device);
+    const at::Tensor y = order == AggregationOrder::kTransformFirst
+                             ? conv->add_bias(conv->aggregate(a, src))
+                             : conv->forward_with(a, src, AggregationOrder::kAggregateFirst);
+    next.narrow(0, begin, len).copy_(model.activate(l, y));
+  }
+  return next;
 }
 
 }  // namespace
@@ -83,34 +110,22 @@ InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store,
   std::vector<int32_t> position;  // node -> row of h, -1 when absent
   for (int64_t l = 0; l < layers; ++l) {
     const std::vector<int64_t>& r = rows[static_cast<size_t>(l)];
-    GCNConv& conv = model.conv(l);
-    const int64_t nnz = full_rows_nnz(store.graph, r);
-    const AggregationOrder order =
-        choose_aggregation_order(static_cast<int64_t>(r.size()), h.size(0), nnz, conv->in_features(),
-                                 conv->out_features(), false, false);
-    const at::Tensor src = order == AggregationOrder::kTransformFirst ? conv->transform(h) : h;
-    at::Tensor next = at::empty({static_cast<int64_t>(r.size()), conv->out_features()}, h.options());
-    for (int64_t begin = 0; begin < static_cast<int64_t>(r.size()); begin += options.chunk_rows) {
-      const int64_t len = std::min<int64_t>(options.chunk_rows, static_cast<int64_t>(r.size()) - begin);
-      CsrTensor adj = full_rows_adjacency(
-          store.graph, store.degrees(),
-          std::span<const int64_t>(r).subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
-      if (compact) {
-        // Global ids -> rows of h (every neighbour of a row of layer l is a row of layer l-1).
-        int32_t* idx = adj.indices.data_ptr<int32_t>();
-        for (int64_t e = 0; e < adj.nnz(); ++e) {
-          idx[e] = position[static_cast<size_t>(idx[e])];
-          DGCN_ASSERT(idx[e] >= 0);
-        }
-        adj.num_cols = h.size(0);
-      }
-      const CsrTensor a = adj.to(options.device);
-      const at::Tensor y = order == AggregationOrder::kTransformFirst
-                               ? conv->add_bias(conv->aggregate(a, src))
-                               : conv->forward_with(a, src, AggregationOrder::kAggregateFirst);
-      next.narrow(0, begin, len).copy_(model.activate(l, y));
-    }
-    h = next;
+    h = layer_in_chunks(
+        model, l, h, r.size(), full_rows_nnz(store.graph, r), options, [&](int64_t begin, int64_t len) {
+          CsrTensor adj = full_rows_adjacency(
+              store.graph, store.degrees(),
+              std::span<const int64_t>(r).subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
+          if (compact) {
+            // Global ids -> rows of h (every neighbour of a row of layer l is a row of layer l-1).
+            int32_t* idx = adj.indices.data_ptr<int32_t>();
+            for (int64_t e = 0; e < adj.nnz(); ++e) {
+              idx[e] = position[static_cast<size_t>(idx[e])];
+              DGCN_ASSERT(idx[e] >= 0);
+            }
+            adj.num_cols = h.size(0);
+          }
+          return adj;
+        });
     position.assign(static_cast<size_t>(n), -1);
     for (size_t i = 0; i < r.size(); ++i) position[static_cast<size_t>(r[i])] = static_cast<int32_t>(i);
     compact = true;
@@ -128,6 +143,174 @@ InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store,
   out.logits = model.head(h).index_select(0, rows_of_nodes);
   if (embedding_layer == layers) out.embeddings = h.index_select(0, rows_of_nodes);
   if (embedding_layer > 0 && embedding_layer < layers) out.embeddings = embeddings;
+  return out;
+}
+
+namespace {
+
+// Node ids -> rows of `index_of`-numbered tensors, checked.
+at::Tensor rows_of(std::span<const int64_t> nodes, const std::function<int64_t(int64_t)>& row,
+                   c10::Device device) {
+  std::vector<int64_t> pick(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) pick[i] = row(nodes[i]);
+  return torch::tensor(pick, torch::kLong).to(device);
+}
+
+// The partitioned graph's halo: the neighbours of this part's rows that
+// other parts own, ordered by (owner, id), and what every peer needs of ours.
+struct Halo {
+  std::vector<int64_t> ids;                 // by (owner, id)
+  std::vector<int64_t> owner_begin;         // ids of owner q: [owner_begin[q], owner_begin[q+1])
+  std::vector<std::vector<int64_t>> serve;  // serve[q]: our rows rank q needs, in its halo order
+  std::vector<int32_t> degrees;             // full-graph degree of each halo node
+};
+
+Halo find_halo(const GraphStore& part, const PartMap& map, AllToAll& comm) {
+  const int self = comm.rank(), w = comm.size();
+  Halo halo;
+  part.graph.visit_indices([&](auto indices) {
+    for (auto u : indices)
+      if (map.owner(u) != self) halo.ids.push_back(u);
+  });
+  std::sort(halo.ids.begin(), halo.ids.end(), [&](int64_t a, int64_t b) {
+    return std::make_pair(map.owner(a), a) < std::make_pair(map.owner(b), b);
+  });
+  halo.ids.erase(std::unique(halo.ids.begin(), halo.ids.end()), halo.ids.end());
+  halo.owner_begin.assign(static_cast<size_t>(w) + 1, 0);
+  for (int64_t u : halo.ids) ++halo.owner_begin[static_cast<size_t>(map.owner(u)) + 1];
+  for (int q = 0; q < w; ++q)
+    halo.owner_begin[static_cast<size_t>(q) + 1] += halo.owner_begin[static_cast<size_t>(q)];
+
+  // Ids to their owners; each owner answers with their degrees.
+  Messages send, received;
+  for (int q = 0; q < w; ++q) {
+    const int64_t b = halo.owner_begin[static_cast<size_t>(q)],
+                  e = halo.owner_begin[static_cast<size_t>(q) + 1];
+    send.append_value<int64_t>(e - b);
+    send.append(
+        std::span<const int64_t>(halo.ids).subspan(static_cast<size_t>(b), static_cast<size_t>(e - b)));
+    send.end_message();
+  }
+  comm.exchange(send, received);
+  const auto degree = part.degrees();
+  halo.serve.resize(static_cast<size_t>(w));
+  send.begin();
+  for (int q = 0; q < w; ++q) {
+    MessageReader r(received.of(q), "partitioned inference: a halo request");
+    const auto m = r.value<int64_t>();
+    DGCN_CHECK(m >= 0, "partitioned inference: rank {} asked for {} rows", q, m);
+    std::vector<int32_t> degrees;
+    for (int64_t v : r.take<int64_t>(static_cast<size_t>(m))) {
+      DGCN_CHECK(v >= 0 && v < map.num_nodes() && map.owner(v) == self,
+                 "partitioned inference: rank {} asked part {} for node {}, which it does not own", q, self,
+                 v);
+      halo.serve[static_cast<size_t>(q)].push_back(map.row(v));
+      degrees.push_back(degree[static_cast<size_t>(map.row(v))]);
+    }
+    send.append(std::span<const int32_t>(degrees));
+    send.end_message();
+  }
+  comm.exchange(send, received);
+  for (int q = 0; q < w; ++q) {
+    MessageReader r(received.of(q), "partitioned inference: a degree answer");
+    const auto d = r.take<int32_t>(static_cast<size_t>(halo.owner_begin[static_cast<size_t>(q) + 1] -
+                                                       halo.owner_begin[static_cast<size_t>(q)]));
+    halo.degrees.insert(halo.degrees.end(), d.begin(), d.end());
+  }
+  return halo;
+}
+
+// The part's rows with local columns: column j < n is the part's row j,
+// column n + k is halo node k.
+Csr local_rows(const GraphStore& part, const PartMap& map, const Halo& halo) {
+  const int64_t n = part.num_nodes();
+  std::vector<int32_t> column(static_cast<size_t>(map.num_nodes()), -1);
+  for (int64_t i = 0; i < n; ++i)
+    column[static_cast<size_t>(part.part.ids()[static_cast<size_t>(i)])] = static_cast<int32_t>(i);
+  for (size_t k = 0; k < halo.ids.size(); ++k)
+    column[static_cast<size_t>(halo.ids[k])] = static_cast<int32_t>(n + static_cast<int64_t>(k));
+  std::vector<int32_t> local(static_cast<size_t>(part.num_edges()));
+  part.graph.visit_indices([&](auto indices) {
+    for (size_t e = 0; e < local.size(); ++e) local[e] = column[static_cast<size_t>(indices[e])];
+  });
+  return Csr(n, n + static_cast<int64_t>(halo.ids.size()), part.graph.indptr_buffer(),
+             Buffer::from_vector(std::move(local)), IdWidth::k32, "partitioned inference: local rows");
+}
+
+// Rank q's halo rows of h from their owners: [halo size x h.size(1)], in halo order.
+at::Tensor halo_rows(const at::Tensor& h, const Halo& halo, AllToAll& comm) {
+  const int w = comm.size();
+  const int64_t d = h.size(1);
+  const at::Tensor host = h.cpu().contiguous();
+  Messages send, received;
+  for (int q = 0; q < w; ++q) {
+    const auto& serve = halo.serve[static_cast<size_t>(q)];
+    send.append_value<int64_t>(static_cast<int64_t>(serve.size()));
+    const at::Tensor rows = host.index_select(0, torch::tensor(serve, torch::kLong));
+    send.append(std::span<const float>(rows.data_ptr<float>(), static_cast<size_t>(rows.numel())));
+    send.end_message();
+  }
+  comm.exchange(send, received);
+  at::Tensor out = at::empty({static_cast<int64_t>(halo.ids.size()), d}, at::kFloat);
+  float* dst = out.data_ptr<float>();
+  for (int q = 0; q < w; ++q) {
+    MessageReader r(received.of(q), "partitioned inference: halo rows");
+    const int64_t m = halo.owner_begin[static_cast<size_t>(q) + 1] - halo.owner_begin[static_cast<size_t>(q)];
+    DGCN_CHECK(r.value<int64_t>() == m,
+               "partitioned inference: rank {} sent another number of rows than asked", q);
+    const auto rows = r.take<float>(static_cast<size_t>(m * d));
+    std::copy(rows.begin(), rows.end(), dst + halo.owner_begin[static_cast<size_t>(q)] * d);
+  }
+  return out.to(h.device());
+}
+
+}  // namespace
+
+InferenceOutputs partitioned_full_neighbour_outputs(
+    GcnImpl& model, const GraphStore& part, const PartMap& map, AllToAll& comm, const at::Tensor& features,
+    std::span<const int64_t> nodes, const InferenceOptions& options, int64_t embedding_layer) {
+  const int64_t n = part.num_nodes();
+  const int64_t layers = model.num_layers();
+  TORCH_CHECK(part.part.is_part() && comm.rank() == part.part.index && comm.size() == part.part.count,
+              "partitioned inference: rank ", comm.rank(), " of ", comm.size(),
+              " must hold its own part (it holds part ", part.part.index, " of ", part.part.count, ")");
+  TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&
+                  features.size(1) == model.options().in_features && features.scalar_type() == at::kFloat,
+              "partitioned inference: features must be float32 [", n, " x ", model.options().in_features,
+              "] (got ", features.sizes(), ", ", features.scalar_type(), ")");
+  TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows,
+              ")");
+  TORCH_CHECK(embedding_layer >= 0 && embedding_layer <= layers, "inference: no layer ", embedding_layer,
+              " to take embeddings from (the model has ", layers, ")");
+  for (int64_t v : nodes) {
+    TORCH_CHECK(v >= 0 && v < map.num_nodes() && map.owner(v) == comm.rank(), "partitioned inference: node ",
+                v, " is not one of part ", comm.rank(), "'s nodes");
+  }
+  torch::NoGradGuard no_grad;
+  EvalModeGuard eval(model);
+  const Halo halo = find_halo(part, map, comm);
+  const Csr local = local_rows(part, map, halo);
+  std::vector<int32_t> degree(part.degrees().begin(), part.degrees().end());
+  degree.insert(degree.end(), halo.degrees.begin(), halo.degrees.end());
+  std::vector<int64_t> all_rows(static_cast<size_t>(n));
+  std::iota(all_rows.begin(), all_rows.end(), int64_t{0});
+
+  // Every layer for every row of the part: its input is this part's rows of
+  // the layer before, then the halo's, fetched from their owners.
+  const auto row_in_part = [&](int64_t v) { return map.row(v); };
+  at::Tensor h = features.to(options.device);
+  InferenceOutputs out;
+  for (int64_t l = 0; l < layers; ++l) {
+    const at::Tensor x = at::cat({h, halo_rows(h, halo, comm)}, 0);
+    h = layer_in_chunks(
+        model, l, x, all_rows.size(), local.num_edges() + n, options, [&](int64_t begin, int64_t len) {
+          return full_rows_adjacency(local, degree,
+                                     std::span<const int64_t>(all_rows).subspan(static_cast<size_t>(begin),
+                                                                                static_cast<size_t>(len)));
+        });
+    if (l + 1 == embedding_layer) out.embeddings = h.index_select(0, rows_of(nodes, row_in_part, h.device()));
+  }
+  out.logits = model.head(h).index_select(0, rows_of(nodes, row_in_part, h.device()));
   return out;
 }
 

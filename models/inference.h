@@ -16,8 +16,10 @@
 #include <cstdint>
 #include <span>
 
+#include "base/all_to_all.h"
 #include "graph/graph_store.h"
 #include "models/gcn.h"
+#include "sampling/partitioned_sampler.h"
 
 namespace dgcn {
 
@@ -43,5 +45,20 @@ struct InferenceOutputs {
 InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
                                         std::span<const int64_t> nodes, const InferenceOptions& options,
                                         int64_t embedding_layer);
+
+// Layer-wise full-neighbour inference on a partitioned graph (dgcn-train
+// --data DIR): each rank computes every layer for the nodes its part owns;
+// before each layer, the rows of the neighbours other parts own (the halo)
+// come from their owners in one all-to-all (their degrees once, up front).
+// Each row sums the same terms in the same order as full_neighbour_outputs
+// on the whole graph; the dense products run over other row blocks, so
+// values agree up to float rounding. Collective over `comm` (rank = the
+// part's index); `features` is the part's [num_nodes x in_features] (CPU);
+// `nodes` are whole-graph ids the part owns.
+InferenceOutputs partitioned_full_neighbour_outputs(GcnImpl& model, const GraphStore& part,
+                                                    const PartMap& map, AllToAll& comm,
+                                                    const at::Tensor& features,
+                                                    std::span<const int64_t> nodes,
+                                                    const InferenceOptions& options, int64_t embedding_layer);
 
 }  // namespace dgcn

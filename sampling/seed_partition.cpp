@@ -14,6 +14,11 @@ constexpr uint64_t kShuffleStream = 0x5eed5ca77e4ULL;
 
 std::span<const int64_t> EpochPlan::batch(int64_t b) const {
   DGCN_CHECK(b >= 0 && b < num_batches, "epoch plan: batch {} out of range [0, {})", b, num_batches);
+  if (!bounds.empty()) {
+    return std::span<const int64_t>(seeds).subspan(
+        static_cast<size_t>(bounds[static_cast<size_t>(b)]),
+        static_cast<size_t>(bounds[static_cast<size_t>(b) + 1] - bounds[static_cast<size_t>(b)]));
+  }
   const int64_t begin = b * batch_size;
   const int64_t end = std::min<int64_t>(begin + batch_size, static_cast<int64_t>(seeds.size()));
   return std::span<const int64_t>(seeds).subspan(begin, end - begin);
@@ -32,6 +37,27 @@ std::vector<int64_t> epoch_shuffle(std::span<const int64_t> items, uint64_t seed
     std::swap(order[i], order[static_cast<int64_t>(rng.below(static_cast<uint64_t>(i + 1)))]);
   }
   return order;
+}
+
+EpochPlan plan_local_epoch(std::span<const int64_t> nodes, int64_t num_batches, const ShardOptions& o) {
+  DGCN_CHECK(o.world_size >= 1 && o.rank >= 0 && o.rank < o.world_size,
+             "plan_local_epoch: rank = {} is not in [0, world_size = {})", o.rank, o.world_size);
+  const auto n = static_cast<int64_t>(nodes.size());
+  DGCN_CHECK(num_batches >= 1 && num_batches <= n,
+             "plan_local_epoch: {} seed nodes for {} batches; every batch needs at least one seed", n,
+             num_batches);
+  EpochPlan plan;
+  plan.seed = o.seed;
+  plan.epoch = o.epoch;
+  plan.rank = o.rank;
+  plan.world_size = o.world_size;
+  plan.batch_size = (n + num_batches - 1) / num_batches;
+  // The rank is part of the shuffle's key: each rank orders its own nodes.
+  plan.seeds = o.shuffle ? epoch_shuffle(nodes, stream_key(o.seed, {static_cast<uint64_t>(o.rank)}), o.epoch)
+                         : std::vector<int64_t>(nodes.begin(), nodes.end());
+  plan.num_batches = num_batches;
+  for (int64_t b = 0; b <= num_batches; ++b) plan.bounds.push_back(n * b / num_batches);
+  return plan;
 }
 
 EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& o) {

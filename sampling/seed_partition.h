@@ -45,6 +45,9 @@ struct EpochPlan {
   int64_t batch_size = 1;
   std::vector<int64_t> seeds;  // this rank's seeds in batch order
   int64_t num_batches = 0;     // the same on every rank
+  // Empty: batch b is seeds[b * batch_size, ...) (plan_epoch). Else batch b
+  // is seeds[bounds[b], bounds[b + 1]) (plan_local_epoch).
+  std::vector<int64_t> bounds;
   // Seeds trained twice this epoch (the padding, < W), and with drop_last the
   // seeds of the partial batches that no rank trains. Every rank computes
   // the same values.
@@ -63,6 +66,17 @@ struct EpochPlan {
 // the order plan_epoch cuts into rank shards, and the MNIST baseline's
 // permutation (distributed/shard.h).
 std::vector<int64_t> epoch_shuffle(std::span<const int64_t> items, uint64_t seed, int64_t epoch);
+
+// A rank's own seeds for one epoch, e.g. its part's training nodes in a
+// partitioned job (dgcn-train --seeds local): `nodes` in the order of a
+// shuffle keyed by (seed, epoch, rank), spread over exactly `num_batches`
+// batches whose sizes differ by at most one, so every rank runs the same
+// number of batches however many nodes it holds. Keys as plan_epoch's.
+// Throws dgcn::Error unless 1 <= num_batches <= nodes.size() (an empty
+// batch would have nothing to train) and 0 <= rank < world_size.
+//
+//   nodes = [40 .. 46] (7 nodes), num_batches 3: batches of 2, 2, 3 seeds
+EpochPlan plan_local_epoch(std::span<const int64_t> nodes, int64_t num_batches, const ShardOptions& options);
 
 // Plans `nodes` (e.g. GraphStore::train_nodes()) for one rank and epoch.
 // Throws dgcn::Error unless 0 <= rank < world_size, batch_size >= 1 and

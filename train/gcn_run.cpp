@@ -7,7 +7,9 @@
 #include <string>
 #include <tuple>
 
+#include "base/all_to_all.h"
 #include "base/version.h"
+#include "distributed/all_to_all.h"
 #include "train/epoch_driver.h"
 #include "train/optimizer.h"
 #include "train/run_config.h"
@@ -87,34 +89,67 @@ class GcnEpochTask final : public EpochTask {
 }  // namespace
 
 nlohmann::json gcn_run_config(const TrainOptions& o, const GraphStore& store, const std::string& data_path,
-                              int world_size) {
+                              int world_size, const PartitionManifest* partition) {
   nlohmann::json optimizer = optimizer_record(o.optimizer);
   optimizer["weight_decay_first_layer_only"] = o.weight_decay_first_layer_only;
-  return {{"version", dgcn_version()},
-          {"seed", o.seed},
-          {"model",
-           {{"kind", "gcn"},
-            {"layers", o.fanouts.size()},
-            {"fanouts", o.fanouts},
-            {"hidden", o.hidden},
-            {"head", o.linear_head ? "linear" : "none"},
-            {"norm", gcn_norm_name(o.norm)},
-            {"dropout", o.dropout},
-            {"input_dropout", o.input_dropout},
-            {"normalize_features", o.normalize_features},
-            {"in_features", store.num_features},
-            {"num_classes", store.num_classes},
-            {"task", task_name(store.task)}}},
-          {"optimizer", optimizer},
-          {"run",
-           {{"batch_size", o.batch_size},
-            {"world_size", world_size},
-            {"threads", o.compute_threads},
-            {"device", o.device.str()}}},
-          {"data",
-           {{"path", data_path},
-            {"digest", content_digest(store, std::max(1, o.compute_threads))},
-            {"num_nodes", store.num_nodes()}}}};
+  nlohmann::json config = {{"version", dgcn_version()},
+                           {"seed", o.seed},
+                           {"model",
+                            {{"kind", "gcn"},
+                             {"layers", o.fanouts.size()},
+                             {"fanouts", o.fanouts},
+                             {"hidden", o.hidden},
+                             {"head", o.linear_head ? "linear" : "none"},
+                             {"norm", gcn_norm_name(o.norm)},
+                             {"dropout", o.dropout},
+                             {"input_dropout", o.input_dropout},
+                             {"normalize_features", o.normalize_features},
+                             {"in_features", store.num_features},
+                             {"num_classes", store.num_classes},
+                             {"task", task_name(store.task)}}},
+                           {"optimizer", optimizer},
+                           {"run",
+                            {{"batch_size", o.batch_size},
+                             {"world_size", world_size},
+                             {"threads", o.compute_threads},
+                             {"device", o.device.str()}}},
+                           {"data",
+                            {{"path", data_path},
+                             {"digest", partition ? partition->source_digest
+                                                  : content_digest(store, std::max(1, o.compute_threads))},
+                             {"num_nodes", partition ? partition->num_nodes : store.num_nodes()}}}};
+  if (partition) {
+    // Under run.: how the run goes on may change on a resume (Note [What a resume may change]).
+    config["run"]["seeds"] = seed_mode_name(o.seeds);
+    config["run"]["partition"] = {
+        {"id", partition->partition_id}, {"parts", partition->parts}, {"method", partition->method}};
+  }
+  return config;
+}
+
+PartitionedData load_partition_part(const std::string& dir, ProcessGroup& group, const LoadOptions& load) {
+  GroupAllToAll comm(group);
+  std::string error;
+  PartitionedData data;
+  try {
+    data.manifest = read_partition_manifest(dir);
+    DGCN_CHECK(data.manifest.parts == group.size(),
+               "{} is partitioned into {} parts but the job has {} ranks; start one rank per part", dir,
+               data.manifest.parts, group.size());
+    const std::string path = part_path(dir, data.manifest, group.rank());
+    data.part = load_gcn(path, load);
+    check_part(data.part, data.manifest, group.rank(), path, load.threads);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // Every rank learns every rank's outcome.
+  std::string failed;
+  const std::vector<std::string> errors = all_gather_text(comm, error);
+  for (size_t r = 0; r < errors.size(); ++r) {
+    if (!errors[r].empty()) failed += fmt::format("{}rank {}: {}", failed.empty() ? "" : "; ", r, errors[r]);
+  }
+  DGCN_CHECK(failed.empty(), "loading the partitioned graph failed on {}", failed);
+  return data;
 }
 
 DdpGradSync::DdpGradSync(ProcessGroup& group, DdpOptions options) : group_(group), options_(options) {}
@@ -153,24 +188,42 @@ GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const Gcn
   EpochRunOptions epochs;
   epochs.epochs = options.epochs;
   epochs.seed = options.seed;
-  epochs.config =
-      run.config.is_null() ? gcn_run_config(options, store, run.data_path, group.size()) : run.config;
+  epochs.config = run.config.is_null()
+                      ? gcn_run_config(options, store, run.data_path, group.size(), run.partition)
+                      : run.config;
   DdpOptions ddp;
   ddp.replica_settings = replica_settings(epochs.config);
-  DdpGradSync sync(group, ddp);
-  Trainer trainer(store, options, distributed ? &sync : nullptr);
-  GcnEpochTask task(trainer, group, on_epoch);
   epochs.checkpoint_dir = run.checkpoint_dir;
   epochs.resume = run.resume;
   epochs.checkpoint_every_batches = run.checkpoint_every_batches;
-  const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
 
+  // Note [Partitioned training]: the loader's exchanges get a process group
+  // of their own (they run on its thread beside the training step's
+  // all-reduces); set-up and evaluation use this one.
+  std::unique_ptr<PartMap> map;
+  std::unique_ptr<ProcessGroup> loader_group;
+  std::unique_ptr<GroupAllToAll> loader_comm, main_comm;
+  PartitionedComm comm;
+  if (store.part.is_part()) {
+    map = std::make_unique<PartMap>(store.part);
+    loader_group = group.another("partitioned-loader");
+    loader_comm = std::make_unique<GroupAllToAll>(*loader_group);
+    main_comm = std::make_unique<GroupAllToAll>(group);
+    comm = {map.get(), loader_comm.get(), main_comm.get()};
+  }
   GcnRunSummary out;
-  out.world_size = group.size();
-  out.first_epoch = result.epochs_before + 1;
-  out.checkpoint_wait_s = result.checkpoint_wait_s;
-  out.config = epochs.config;
-  out.train = task.summary();
+  {
+    DdpGradSync sync(group, ddp);
+    Trainer trainer(store, options, distributed ? &sync : nullptr, map ? &comm : nullptr);
+    GcnEpochTask task(trainer, group, on_epoch);
+    const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
+    out.world_size = group.size();
+    out.first_epoch = result.epochs_before + 1;
+    out.checkpoint_wait_s = result.checkpoint_wait_s;
+    out.config = epochs.config;
+    out.train = task.summary();
+  }  // the trainer's loader, which uses loader_group, has stopped
+  if (loader_group) loader_group->shutdown();
   return out;
 }
 

@@ -20,6 +20,8 @@
 
 #include "distributed/ddp.h"
 #include "distributed/process_group.h"
+#include "graph/gcn_format.h"
+#include "graph/partition_files.h"
 #include "train/gcn_trainer.h"
 
 namespace dgcn {
@@ -53,6 +55,10 @@ struct GcnRunOptions {
   int64_t checkpoint_every_batches = 0;  // > 0: also inside epochs (Note [In-epoch checkpoints])
   std::string data_path;  // the store's path as given (or "synthetic:<preset>"), for the record
   nlohmann::json config;  // the run's record when the caller made it already (else made here)
+  // Set when the store is this rank's part of that partition (Note
+  // [Partitioned training]); the caller loaded and checked it
+  // (load_partition_part).
+  const PartitionManifest* partition = nullptr;
 };
 
 struct GcnRunSummary {
@@ -65,8 +71,27 @@ struct GcnRunSummary {
 
 // The run's record (train/run_config.h) for these options on `store`: model,
 // optimizer, run settings, the data's identity (content_digest) and version.
+// For a part of `partition`: the whole graph's identity (the source's digest,
+// so a partitioned run and a replicated one on the same data share it) and
+// run.seeds / run.partition.
 nlohmann::json gcn_run_config(const TrainOptions& options, const GraphStore& store,
-                              const std::string& data_path, int world_size);
+                              const std::string& data_path, int world_size,
+                              const PartitionManifest* partition = nullptr);
+
+// This rank's part of a partitioned graph, and the partition's manifest.
+struct PartitionedData {
+  PartitionManifest manifest;
+  GraphStore part;
+};
+
+// Collective: the manifest of the partitioned graph in `dir` and this
+// rank's part of it (one rank per part, rank r loads part r), loaded and
+// checked against the manifest (graph/partition_files.h). When any rank
+// fails (no or a bad manifest, a missing, damaged or foreign part, another
+// number of ranks), every rank throws dgcn::Error naming each failed rank
+// and why, instead of some ranks waiting for the others until a collective
+// times out.
+PartitionedData load_partition_part(const std::string& dir, ProcessGroup& group, const LoadOptions& load);
 
 // Called on every rank after each epoch (and its checkpoint).
 using GcnEpochCallback = std::function<void(const EpochReport&, const Trainer&)>;

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
+#include <tuple>
 
 #include "base/error.h"
 #include "base/parallel.h"
@@ -51,27 +53,44 @@ int threads_of(const TrainOptions& o) {
 }  // namespace
 
 struct Trainer::Impl {
+  std::unique_ptr<PartitionedBatchProducer>
+      producer;  // a partitioned graph's batches; before the loader using it
   std::unique_ptr<NeighborLoader> loader;
   std::unique_ptr<NeighborLoader> eval_loader;  // built on first sampled evaluation
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   at::Tensor features;  // the store's features (no copy): full-neighbour evaluation, Note [Input gather]
 };
 
+const char* seed_mode_name(SeedMode mode) {
+  return mode == SeedMode::kLocal ? "local" : "global";
+}
+
+SeedMode parse_seed_mode(const std::string& name) {
+  if (name == "global") return SeedMode::kGlobal;
+  if (name == "local") return SeedMode::kLocal;
+  throw Error(fmt::format("seeds '{}' is unknown (choose global or local)", name));
+}
+
+float smallest_feature(const GraphStore& store, int num_threads) {
+  // The smallest feature of the whole matrix (PyG subtracts value.min()).
+  const auto in = store.features.as<float>();
+  if (in.empty()) return 0.0f;
+  std::vector<float> mins(static_cast<size_t>(std::max(1, num_threads)), in[0]);
+  parallel_for(static_cast<int64_t>(in.size()), num_threads, [&](int64_t begin, int64_t end, int t) {
+    float m = in[static_cast<size_t>(begin)];
+    for (int64_t i = begin; i < end; ++i) m = std::min(m, in[static_cast<size_t>(i)]);
+    mins[static_cast<size_t>(t)] = m;
+  });
+  return *std::min_element(mins.begin(), mins.end());
+}
+
 Buffer normalized_features(const GraphStore& store, int num_threads) {
+  return normalized_features(store, num_threads, smallest_feature(store, num_threads));
+}
+
+Buffer normalized_features(const GraphStore& store, int num_threads, float lowest) {
   const int64_t n = store.num_nodes(), f = store.num_features;
   const auto in = store.features.as<float>();
-  // The smallest feature of the whole matrix (PyG subtracts value.min()).
-  std::vector<float> mins(static_cast<size_t>(std::max(1, num_threads)), 0.0f);
-  float lowest = 0.0f;
-  if (!in.empty()) {
-    std::fill(mins.begin(), mins.end(), in[0]);
-    parallel_for(static_cast<int64_t>(in.size()), num_threads, [&](int64_t begin, int64_t end, int t) {
-      float m = in[static_cast<size_t>(begin)];
-      for (int64_t i = begin; i < end; ++i) m = std::min(m, in[static_cast<size_t>(i)]);
-      mins[static_cast<size_t>(t)] = m;
-    });
-    lowest = *std::min_element(mins.begin(), mins.end());
-  }
   Buffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
   auto dst = out.as_mutable<float>();
   parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {
@@ -87,9 +106,14 @@ Buffer normalized_features(const GraphStore& store, int num_threads) {
   return out;
 }
 
-Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
+Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
+                 const PartitionedComm* partitioned)
     : options_(std::move(options)), store_(store), sync_(sync), impl_(std::make_unique<Impl>()) {
   const TrainOptions& o = options_;
+  partitioned_ = partitioned;
+  DGCN_CHECK(store.part.is_part() == (partitioned != nullptr), "train: {}",
+             store.part.is_part() ? "a part of a partitioned graph needs the ranks' exchanges"
+                                  : "exchanges are for a part of a partitioned graph");
   DGCN_CHECK(store.task != Task::kNone, "train: the store has no labels (task none); nothing to train on");
   DGCN_CHECK(store.num_features > 0, "train: the store has no features");
   DGCN_CHECK(!o.fanouts.empty(), "train: needs at least one fanout (one per GCN layer)");
@@ -101,23 +125,21 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
       "1, "
       ">= 0, >= 1, >= 1",
       o.epochs, o.batch_size, o.max_batches, o.eval_every, o.eval_batch_size);
-  DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
-  if (store.task == Task::kSingleLabel) {
-    const auto train = store.train_nodes();
-    const auto unlabelled =
-        std::count_if(train.begin(), train.end(), [&](int64_t v) { return store.label(v) < 0; });
-    DGCN_CHECK(unlabelled < static_cast<int64_t>(train.size()),
-               "train: none of the {} training nodes has a label", train.size());
-    unlabelled_seeds_ = unlabelled > 0;
+  if (!partitioned) {
+    DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
+    train_nodes_.assign(store.train_nodes().begin(), store.train_nodes().end());
+    if (store.task == Task::kSingleLabel) {
+      const auto train = store.train_nodes();
+      const auto unlabelled =
+          std::count_if(train.begin(), train.end(), [&](int64_t v) { return store.label(v) < 0; });
+      DGCN_CHECK(unlabelled < static_cast<int64_t>(train.size()),
+                 "train: none of the {} training nodes has a label", train.size());
+      union_mean_loss_ = unlabelled > 0;
+    }
   }
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
              "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
   if (o.compute_threads > 0) at::set_num_threads(o.compute_threads);
-  if (o.normalize_features) store_.features = normalized_features(store, threads_of(o));
-  impl_->features =
-      torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
-                       {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
-
   torch::manual_seed(o.seed);
   GcnOptions g;
   g.in_features = store_.num_features;
@@ -130,6 +152,25 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
   model_ = Gcn(g);
   model_->to(o.device);
   if (sync_) sync_->attach(*model_);
+  // After attach: its replica check has made sure every rank agrees on the
+  // settings before the ranks' first collectives of their own.
+  if (partitioned) set_up_partitioned(*partitioned);
+  if (o.normalize_features) {
+    float lowest = smallest_feature(store, threads_of(o));
+    if (partitioned) {
+      // The shift of the whole graph: the smallest of every part's smallest.
+      std::vector<double> slots(static_cast<size_t>(o.world_size), 0.0);
+      slots[static_cast<size_t>(o.rank)] =
+          store.num_features > 0 && store.num_nodes() > 0 ? lowest : std::numeric_limits<double>::infinity();
+      slots = sum_over_ranks(std::move(slots));
+      lowest = static_cast<float>(*std::min_element(slots.begin(), slots.end()));
+    }
+    store_.features = normalized_features(store, threads_of(o), lowest);
+  }
+  impl_->features =
+      torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
+                       {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
+
   // Parameter groups: weight decay on every parameter, or on the first GCN layer only.
   std::set<const c10::TensorImpl*> first_layer;
   for (const auto& p : model_->conv(0)->parameters()) first_layer.insert(p.unsafeGetTensorImpl());
@@ -139,12 +180,89 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync)
     (o.weight_decay_first_layer_only && !first ? rest : decayed).push_back(p);
   }
   impl_->optimizer = make_optimizer(o.optimizer, std::move(decayed), std::move(rest));
-  impl_->loader = std::make_unique<NeighborLoader>(store_, loader_options(o.fanouts, o, !input_from_store(o)),
-                                                   batch_allocator_for(o.device));
+  if (partitioned) {
+    // Note [Partitioned training]: one worker, so this rank's exchanges run in plan order.
+    impl_->producer = std::make_unique<PartitionedBatchProducer>(
+        store_, *partitioned->map, *partitioned->loader, loader_options(o.fanouts, o).sampler,
+        /*gather_features=*/true);
+    LoaderOptions l = loader_options(o.fanouts, o);
+    l.num_workers = 1;
+    impl_->loader =
+        std::make_unique<NeighborLoader>(store_, l, batch_allocator_for(o.device), impl_->producer.get());
+  } else {
+    impl_->loader = std::make_unique<NeighborLoader>(
+        store_, loader_options(o.fanouts, o, !input_from_store(o)), batch_allocator_for(o.device));
+  }
   summary_.metric = metric_name(store_.task);
 }
 
 Trainer::~Trainer() = default;
+
+std::vector<double> Trainer::sum_over_ranks(std::vector<double> values) {
+  if (sync_) sync_->all_reduce_sum(values);
+  return values;
+}
+
+void Trainer::set_up_partitioned(const PartitionedComm& comm) {
+  const TrainOptions& o = options_;
+  DGCN_CHECK(comm.map != nullptr && comm.loader != nullptr && comm.main != nullptr,
+             "train: a partitioned graph needs the owner map and both exchanges");
+  DGCN_CHECK(o.world_size == store_.part.count && o.rank == store_.part.index,
+             "train: rank {} of {} holds part {} of {}; a partitioned graph trains with one rank per part",
+             o.rank, o.world_size, store_.part.index, store_.part.count);
+  DGCN_CHECK(
+      o.eval_mode != EvalMode::kSampled,
+      "train: --eval sampled is not available on a partitioned graph; use --eval full (layer-wise over the "
+      "parts) or none");
+  const auto own = store_.train_nodes();
+  int64_t unlabelled = 0;
+  if (store_.task == Task::kSingleLabel) {
+    for (int64_t v : own) unlabelled += store_.label(comm.map->row(v)) < 0;
+  }
+  // Per rank: its training nodes and how many lack a label.
+  const auto w = static_cast<size_t>(o.world_size);
+  std::vector<double> counts(2 * w, 0.0);
+  counts[static_cast<size_t>(o.rank)] = static_cast<double>(own.size());
+  counts[w + static_cast<size_t>(o.rank)] = static_cast<double>(unlabelled);
+  counts = sum_over_ranks(std::move(counts));
+  double total = 0, total_unlabelled = 0, largest = 0;
+  for (size_t r = 0; r < w; ++r) {
+    total += counts[r];
+    total_unlabelled += counts[w + r];
+    largest = std::max(largest, counts[r]);
+  }
+  DGCN_CHECK(total > 0, "train: no part has a training node");
+  DGCN_CHECK(total_unlabelled < total, "train: none of the {} training nodes has a label", total);
+  union_mean_loss_ = total_unlabelled > 0 || o.seeds == SeedMode::kLocal;
+  if (o.seeds == SeedMode::kGlobal) {
+    // Every part's training nodes, in id order: the list a replicated run plans over.
+    for (const auto& part_nodes : all_gather(*comm.main, own)) {
+      train_nodes_.insert(train_nodes_.end(), part_nodes.begin(), part_nodes.end());
+    }
+    std::sort(train_nodes_.begin(), train_nodes_.end());
+  } else {
+    train_nodes_.assign(own.begin(), own.end());
+    local_batches_ = (static_cast<int64_t>(largest) + o.batch_size - 1) / o.batch_size;
+    DGCN_CHECK(
+        static_cast<int64_t>(own.size()) >= local_batches_,
+        "train: with --seeds local every rank runs {} batches (the largest part's {} training nodes at "
+        "batch size {}), but part {} has only {} training nodes; use --seeds global or a larger batch size",
+        local_batches_, static_cast<int64_t>(largest), o.batch_size, store_.part.index, own.size());
+  }
+}
+
+EpochPlan Trainer::plan(int64_t epoch) const {
+  const TrainOptions& o = options_;
+  ShardOptions shard_options;
+  shard_options.seed = o.seed;
+  shard_options.epoch = epoch;
+  shard_options.rank = o.rank;
+  shard_options.world_size = o.world_size;
+  shard_options.batch_size = o.batch_size;
+  if (partitioned_ && o.seeds == SeedMode::kLocal)
+    return plan_local_epoch(train_nodes_, local_batches_, shard_options);
+  return plan_epoch(train_nodes_, shard_options);
+}
 
 std::vector<int64_t> Trainer::shard(std::span<const int64_t> nodes) const {
   const IndexRange r =
@@ -165,15 +283,13 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   const TrainOptions& o = options_;
   const BatchTensorOptions tensor_options{o.norm, o.device};
   model_->train();
-  ShardOptions shard_options;
-  shard_options.seed = o.seed;
-  shard_options.epoch = epoch;
-  shard_options.rank = o.rank;
-  shard_options.world_size = o.world_size;
-  shard_options.batch_size = o.batch_size;
-  EpochPlan plan = plan_epoch(store_.train_nodes(), shard_options);
+  EpochPlan plan = this->plan(epoch);
   const int64_t num_batches =
       o.max_batches > 0 ? std::min(plan.num_batches, o.max_batches) : plan.num_batches;
+  // The partitioned loader samples with the other ranks: it must make
+  // exactly the batches every rank trains, no more.
+  if (partitioned_) plan.num_batches = num_batches;
+  const ExchangeCounters exchange_before = impl_->producer ? impl_->producer->counters() : ExchangeCounters{};
   EpochReport r;
   r.epoch = epoch + 1;
   MetricSums sums;
@@ -214,7 +330,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     at::Tensor logits = model_->forward(in.blocks, in.x);
     at::Tensor loss;
     double loss_value = 0;  // the mean over this batch's labelled seeds
-    if (!unlabelled_seeds_) {
+    if (!union_mean_loss_) {
       loss = classification_loss(store_.task, logits, in.y);
       loss_value = loss.item<double>();
     } else {
@@ -262,6 +378,18 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   }
   r.loss = sums.mean_loss();
   r.train_metric = sums.value(store_.task);
+  if (impl_->producer) {
+    const ExchangeCounters after = impl_->producer->counters();
+    std::vector<double> x = {static_cast<double>(after.id_bytes - exchange_before.id_bytes),
+                             static_cast<double>(after.pick_bytes - exchange_before.pick_bytes),
+                             static_cast<double>(after.feature_bytes - exchange_before.feature_bytes),
+                             static_cast<double>(after.exchanges - exchange_before.exchanges),
+                             after.seconds - exchange_before.seconds};
+    x = sum_over_ranks(std::move(x));
+    r.partitioned = true;
+    r.exchange = {static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1]), static_cast<int64_t>(x[2]),
+                  static_cast<int64_t>(x[3]), x[4]};
+  }
 
   improved_ = false;
   CurvePoint point{epoch + 1, r.loss, r.train_metric, 0, 0, false};
@@ -316,12 +444,36 @@ MetricSums Trainer::sampled_eval(std::span<const int64_t> nodes) {
   return sums;
 }
 
+std::pair<MetricSums, MetricSums> Trainer::partitioned_eval() {
+  // Each rank scores the valid and test nodes its part owns (collective:
+  // every rank runs the inference, with or without nodes of its own).
+  const auto valid = store_.valid_nodes(), test = store_.test_nodes();
+  std::vector<int64_t> both(valid.begin(), valid.end());
+  both.insert(both.end(), test.begin(), test.end());
+  InferenceOptions io;
+  io.chunk_rows = options_.eval_chunk_rows;
+  io.device = options_.device;
+  const at::Tensor logits =
+      partitioned_full_neighbour_outputs(*model_, store_, *partitioned_->map, *partitioned_->main,
+                                         impl_->features, both, io, 0)
+          .logits;
+  std::vector<int64_t> rows;
+  rows.reserve(both.size());
+  for (int64_t v : both) rows.push_back(partitioned_->map->row(v));
+  const at::Tensor targets = targets_of(store_, rows).to(logits.device());
+  const auto nv = static_cast<int64_t>(valid.size()), nt = static_cast<int64_t>(test.size());
+  return {batch_metrics(store_.task, logits.narrow(0, 0, nv), targets.narrow(0, 0, nv)),
+          batch_metrics(store_.task, logits.narrow(0, nv, nt), targets.narrow(0, nv, nt))};
+}
+
 std::pair<double, double> Trainer::evaluate() {
   TORCH_CHECK(options_.eval_mode != EvalMode::kNone, "evaluate: evaluation is off (EvalMode::kNone)");
-  const std::vector<int64_t> valid = shard(store_.valid_nodes());
-  const std::vector<int64_t> test = shard(store_.test_nodes());
+  const std::vector<int64_t> valid = partitioned_ ? std::vector<int64_t>{} : shard(store_.valid_nodes());
+  const std::vector<int64_t> test = partitioned_ ? std::vector<int64_t>{} : shard(store_.test_nodes());
   MetricSums v, t;
-  if (options_.eval_mode == EvalMode::kFullNeighbour) {
+  if (partitioned_) {
+    std::tie(v, t) = partitioned_eval();
+  } else if (options_.eval_mode == EvalMode::kFullNeighbour) {
     // One layer-wise pass for both sets: their lower layers overlap.
     std::vector<int64_t> both(valid);
     both.insert(both.end(), test.begin(), test.end());

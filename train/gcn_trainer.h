@@ -24,6 +24,21 @@
 // batch counts on every rank) and the evaluation nodes
 // (train/evaluation_split.h).
 //
+// Note [Partitioned training]
+// On a partitioned graph each rank holds one part (graph/partition.h); its
+// loader samples over all ranks (sampling/partitioned_sampler.h: frontier
+// ids to their owners, picks and rows back) on one worker thread with a
+// process group of its own, ahead of the trainer as usual. Seeds:
+// SeedMode::kGlobal plans every epoch over the training nodes of all parts
+// (gathered once) exactly as a replicated run does, so with the per-node
+// draws the batches, losses and weights are the replicated run's bit for bit.
+// SeedMode::kLocal plans each rank over its own part's training nodes, in
+// as many batches on every rank as the largest part needs at --batch-size
+// (so the collectives stay in step), and takes the loss as the mean over
+// all ranks' labelled seeds, since batch sizes then differ. Evaluation is
+// layer-wise inference over the parts (models/inference.h), each rank
+// scoring the valid/test nodes it owns.
+//
 // Note [Trainer randomness]
 // Every random choice derives from (seed, epoch, batch, rank): the shuffle and
 // the sampling through the loader's batch keys, the dropout masks from
@@ -50,12 +65,23 @@
 #include "models/gcn.h"
 #include "models/gcn_norm.h"
 #include "models/metrics.h"
+#include "sampling/partitioned_sampler.h"
 #include "sampling/sampled_batch.h"
+#include "sampling/seed_partition.h"
 #include "train/epoch_driver.h"
 #include "train/optimizer.h"
 #include "train/training_plot.h"
 
 namespace dgcn {
+
+// Which seeds each rank trains on a partitioned graph (Note [Partitioned
+// training]).
+enum class SeedMode {
+  kGlobal,  // the seeds a replicated run gives this rank: the same batches, bit for bit
+  kLocal,   // this rank's part's own training nodes: fewer rows to fetch from other ranks
+};
+const char* seed_mode_name(SeedMode mode);          // "global", "local"
+SeedMode parse_seed_mode(const std::string& name);  // inverse; dgcn::Error otherwise
 
 enum class EvalMode {
   kFullNeighbour,  // layer-wise inference over every neighbour (exact)
@@ -91,6 +117,18 @@ struct TrainOptions {
   int64_t eval_chunk_rows = 1 << 16;
   int rank = 0;
   int world_size = 1;
+  SeedMode seeds = SeedMode::kGlobal;  // partitioned graphs only
+};
+
+// What a rank training on one part of a partitioned graph needs besides its
+// part (train/gcn_run.cpp makes it): where every node lives, and two
+// exchanges among the ranks, one for the loader's thread (sampling and
+// rows) and one for the training thread (set-up and evaluation), each
+// issuing its collectives in its own order.
+struct PartitionedComm {
+  const PartMap* map = nullptr;
+  AllToAll* loader = nullptr;
+  AllToAll* main = nullptr;
 };
 
 // Collectives the trainer needs from a distributed runtime (implemented in
@@ -121,6 +159,11 @@ struct EpochReport {
   double compute_s = 0;                             // to-device, forward, backward, sync, step
   double other_s = 0;                               // adjacency building, labels, metrics, logging
   double eval_s = 0;                                // evaluation after the epoch
+  // Partitioned graphs: what this epoch's batches exchanged, summed over
+  // ranks (bytes each rank sent to the others; seconds the loaders spent in
+  // the all-to-alls, which run ahead of compute like the sampling).
+  bool partitioned = false;
+  ExchangeCounters exchange;
 };
 
 struct TrainSummary {
@@ -140,7 +183,11 @@ class Trainer {
   // the loader. `store` must outlive the trainer; with normalize_features
   // the trainer keeps its own normalized copy of the features. Throws
   // dgcn::Error / c10::Error on invalid options or a store without labels.
-  Trainer(const GraphStore& store, TrainOptions options, GradSync* sync = nullptr);
+  // A part of a partitioned graph needs `partitioned` (and options.rank /
+  // world_size = its index / the part count); construction is then
+  // collective (the ranks agree on the training nodes).
+  Trainer(const GraphStore& store, TrainOptions options, GradSync* sync = nullptr,
+          const PartitionedComm* partitioned = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -184,11 +231,21 @@ class Trainer {
   struct Impl;
   MetricSums sampled_eval(std::span<const int64_t> nodes);
   std::vector<int64_t> shard(std::span<const int64_t> nodes) const;
+  EpochPlan plan(int64_t epoch) const;
+  void set_up_partitioned(const PartitionedComm& comm);
+  std::pair<MetricSums, MetricSums> partitioned_eval();
+  std::vector<double> sum_over_ranks(std::vector<double> values);
 
   TrainOptions options_;
   GraphStore store_;  // shares the caller's buffers (features replaced when normalized)
   GradSync* sync_;
-  bool unlabelled_seeds_ = false;  // some training node has no label (Note [Unlabelled nodes])
+  // The loss is the mean over the labelled seeds of all ranks together
+  // (Note [Unlabelled nodes]): some training node has no label, or the
+  // ranks' batches differ in size (--seeds local).
+  bool union_mean_loss_ = false;
+  const PartitionedComm* partitioned_ = nullptr;
+  std::vector<int64_t> train_nodes_;  // what epochs are planned over (Note [Partitioned training])
+  int64_t local_batches_ = 0;         // SeedMode::kLocal: batches per epoch on every rank
   bool improved_ = false;
   Gcn model_{nullptr};
   std::unique_ptr<Impl> impl_;  // loader, optimizer, feature tensor
@@ -202,5 +259,10 @@ class Trainer {
 // 0), then each row divided by its sum clamped at 1 (rows summing below 1,
 // all-zero rows too, are only shifted). `num_threads` threads.
 Buffer normalized_features(const GraphStore& store, int num_threads);
+// The same with the shift given: a part of a partitioned graph shifts by
+// the smallest feature of all parts.
+Buffer normalized_features(const GraphStore& store, int num_threads, float lowest);
+// The smallest feature of the store (0 without features).
+float smallest_feature(const GraphStore& store, int num_threads);
 
 }  // namespace dgcn

@@ -326,5 +326,44 @@ TEST_F(DgcnPrep, SyntheticWritesAStoreInfoReads) {
   EXPECT_TRUE(contains(r.err, "tiny")) << r.err;
 }
 
+TEST_F(DgcnPrep, PartitionWritesPartsAndReportsTheCutAndBalance) {
+  const std::string path = save(testing::community_store(), "c.gcn");
+  const std::string out = dir_.file("parts");
+  PrepRun r = prep(dir_, "partition " + path + " --parts 3 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = r.json();
+  EXPECT_EQ(j["parts"], 3);
+  EXPECT_EQ(j["method"], "metis");
+  EXPECT_GT(j["quality"]["cut_entries"].get<int64_t>(), 0);
+  EXPECT_LT(j["quality"]["cut_fraction"].get<double>(), 0.5);
+  EXPECT_LE(j["quality"]["node_balance"].get<double>(), 1.1);
+  EXPECT_EQ(j["quality"]["nodes"].size(), 3u);
+  for (const char* f : {"partition.json", "part-000.gcn", "part-001.gcn", "part-002.gcn"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  // info says what a part is; --components needs the whole graph.
+  r = prep(dir_, "info " + out + "/part-001.gcn");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.json()["part"]["index"], 1);
+  EXPECT_EQ(r.json()["part"]["num_global_nodes"], 400);
+  r = prep(dir_, "info --components " + out + "/part-001.gcn");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "--components needs the whole graph")) << r.err;
+
+  // A used folder is refused and left as it was; so is a part as input.
+  r = prep(dir_, "partition " + path + " --parts 2 --out " + out);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "is not empty")) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(out + "/partition.json"))["parts"], 3);
+  r = prep(dir_, "partition " + out + "/part-000.gcn --parts 2 --out " + dir_.file("again"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "already part 0 of 3")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("again")));
+  r = prep(dir_, "partition " + path + " --parts 0 --out " + dir_.file("zero"));
+  EXPECT_EQ(r.status, 2);
+  r = prep(dir_, "partition " + path + " --parts 2 --method spectral --out " + dir_.file("spectral"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "metis")) << r.err;
+}
+
 }  // namespace
 }  // namespace dgcn

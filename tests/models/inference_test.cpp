@@ -4,8 +4,12 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <memory>
+#include <numeric>
 
 #include "fixtures.h"
+#include "graph/partition.h"
+#include "in_process_all_to_all.h"
 #include "models/batch_tensors.h"
 #include "models/full_blocks.h"
 
@@ -100,6 +104,63 @@ TEST(Inference, RejectsBadInput) {
   EXPECT_THROW(full_neighbour_logits(*model, s, features_of(s), outside, {}), c10::Error);
   const std::vector<int64_t> fine{1};
   EXPECT_THROW(full_neighbour_logits(*model, s, torch::zeros({30, 4}), fine, {}), c10::Error);
+}
+
+// Each part computes its own nodes' rows layer by layer, the halo's rows
+// from their owners: the logits and embeddings of the whole graph's
+// layer-wise inference, up to float rounding, on 2 and 3 parts.
+TEST(Inference, OverThePartsOfAPartitionedGraphEqualsTheWholeGraphs) {
+  const GraphStore whole = store_with(40);
+  for (int count : {2, 3}) {
+    const Buffer owner = Buffer::from_vector(assign_parts(
+        whole, {.parts = count, .method = PartitionMethod::kRandom, .seed = static_cast<uint64_t>(count)}));
+    std::vector<GraphStore> parts;
+    std::vector<std::unique_ptr<PartMap>> maps;
+    for (int p = 0; p < count; ++p) {
+      parts.push_back(extract_part(whole, owner, p, count, "{}", 1));
+      maps.push_back(std::make_unique<PartMap>(parts.back().part));
+    }
+    for (bool head : {false, true}) {
+      GcnOptions o;
+      o.in_features = 40, o.hidden = 6, o.num_classes = 4, o.num_layers = 3, o.linear_head = head;
+      // One model per rank (ranks are threads here; a model's train/eval
+      // mode is its own), all with the same weights.
+      std::vector<Gcn> models;
+      for (int p = 0; p <= count; ++p) {
+        torch::manual_seed(count);
+        models.emplace_back(o);
+      }
+      Gcn& model = models.back();
+      InferenceOptions io;
+      io.chunk_rows = 3;
+      std::vector<int64_t> all(static_cast<size_t>(whole.num_nodes()));
+      std::iota(all.begin(), all.end(), int64_t{0});
+      const InferenceOutputs want = full_neighbour_outputs(*model, whole, features_of(whole), all, io, 2);
+      testing::InProcessGroup group(count);
+      std::vector<InferenceOutputs> got(static_cast<size_t>(count));
+      testing::run_ranks(count, [&](int p) {
+        const GraphStore& part = parts[static_cast<size_t>(p)];
+        const auto ids = part.part.ids();
+        // Every rank's own nodes, in reverse order; the last part asks for none.
+        std::vector<int64_t> nodes(ids.rbegin(), ids.rend());
+        if (p == count - 1) nodes.clear();
+        got[static_cast<size_t>(p)] = partitioned_full_neighbour_outputs(
+            *models[static_cast<size_t>(p)], part, *maps[static_cast<size_t>(p)], group.at(p),
+            features_of(part), nodes, io, 2);
+      });
+      for (int p = 0; p + 1 < count; ++p) {
+        const auto ids = parts[static_cast<size_t>(p)].part.ids();
+        const std::vector<int64_t> nodes(ids.rbegin(), ids.rend());
+        const auto rows = torch::tensor(nodes);
+        EXPECT_TRUE(torch::allclose(got[static_cast<size_t>(p)].logits, want.logits.index_select(0, rows),
+                                    1e-5, 1e-6))
+            << count << " parts, head " << head;
+        EXPECT_TRUE(torch::allclose(got[static_cast<size_t>(p)].embeddings,
+                                    want.embeddings.index_select(0, rows), 1e-5, 1e-6));
+      }
+      EXPECT_EQ(got[static_cast<size_t>(count - 1)].logits.size(0), 0);
+    }
+  }
 }
 
 }  // namespace

@@ -157,3 +157,39 @@ TEST(SeedPartition, RejectsBadOptions) {
 
 }  // namespace
 }  // namespace dgcn
+
+namespace dgcn {
+namespace {
+
+TEST(LocalSeedPlan, SpreadsARanksOwnNodesOverTheAskedBatches) {
+  std::vector<int64_t> nodes;
+  for (int64_t v = 40; v < 47; ++v) nodes.push_back(v);
+  const EpochPlan p =
+      plan_local_epoch(nodes, 3, {.seed = 1, .epoch = 0, .rank = 0, .world_size = 2, .shuffle = false});
+  ASSERT_EQ(p.num_batches, 3);
+  EXPECT_EQ(std::vector<int64_t>(p.batch(0).begin(), p.batch(0).end()), (std::vector<int64_t>{40, 41}));
+  EXPECT_EQ(std::vector<int64_t>(p.batch(1).begin(), p.batch(1).end()), (std::vector<int64_t>{42, 43}));
+  EXPECT_EQ(std::vector<int64_t>(p.batch(2).begin(), p.batch(2).end()), (std::vector<int64_t>{44, 45, 46}));
+  EXPECT_EQ(p.key(2).batch, 2 * 2 + 0);
+
+  // Shuffled: every node once, the order keyed by (seed, epoch, rank).
+  const ShardOptions o{.seed = 1, .epoch = 4, .rank = 1, .world_size = 2};
+  const EpochPlan a = plan_local_epoch(nodes, 2, o);
+  std::vector<int64_t> all;
+  for (int64_t b = 0; b < a.num_batches; ++b) all.insert(all.end(), a.batch(b).begin(), a.batch(b).end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, nodes);
+  EXPECT_EQ(plan_local_epoch(nodes, 2, o).seeds, a.seeds);
+  ShardOptions other_rank = o;
+  other_rank.rank = 0;
+  ShardOptions other_epoch = o;
+  other_epoch.epoch = 5;
+  EXPECT_NE(plan_local_epoch(nodes, 2, other_rank).seeds, a.seeds);
+  EXPECT_NE(plan_local_epoch(nodes, 2, other_epoch).seeds, a.seeds);
+
+  EXPECT_THROW(plan_local_epoch(nodes, 8, o), Error);  // an empty batch
+  EXPECT_THROW(plan_local_epoch(nodes, 0, o), Error);
+}
+
+}  // namespace
+}  // namespace dgcn
