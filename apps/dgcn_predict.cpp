@@ -21,6 +21,7 @@
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "graph/gcn_format.h"
+#include "graph/partition_files.h"
 #include "models/spmm.h"
 #include "train/omp_waits.h"
 #include "train/predict.h"
@@ -94,7 +95,16 @@ int main(int argc, char** argv) {
     auto group = dgcn::ProcessGroup::create(env, {comm, launch.timeout});
     dgcn::LoadOptions load;
     load.threads = threads;
+    DGCN_CHECK(!dgcn::is_partition_dir(data),
+               "--data {} is a partitioned graph; dgcn-predict reads the whole store it was made from ({}), "
+               "which has "
+               "the same digest, so a checkpoint of a partitioned run fits it",
+               data, dgcn::read_partition_manifest(data).source_path);
     const dgcn::GraphStore store = dgcn::load_gcn(data, load);
+    DGCN_CHECK(!store.part.is_part(),
+               "--data {} is part {} of {} of a partitioned graph; dgcn-predict reads the whole store it was "
+               "made from",
+               data, store.part.index, store.part.count);
     const nlohmann::json summary = dgcn::predict(store, o, *group, threads);
     group->shutdown();
     if (env.rank == 0) std::cout << summary.dump() << std::endl;

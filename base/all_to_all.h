@@ -15,17 +15,42 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
 
 namespace dgcn {
 
+// std::allocator that leaves new elements uninitialized (default-init)
+// instead of zeroing them: a message buffer grown by resize() is written
+// in full right after, and zeroing 100 MB per exchange would cost as much
+// as the copy itself.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  explicit UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 // One message per rank, back to back: rank q's is bytes[offsets[q], offsets[q+1]).
 struct Messages {
-  std::vector<std::byte> bytes;
+  std::vector<std::byte, UninitializedAllocator<std::byte>> bytes;
   std::vector<int64_t> offsets{0};
 
   int count() const { return static_cast<int>(offsets.size()) - 1; }

@@ -29,6 +29,7 @@ int64_t label_components(const Csr& g, std::vector<int64_t>& component) {
 }  // namespace
 
 Components connected_components(const Csr& g, int num_threads, bool per_node) {
+  require_whole_graph(g, "connected components");
   const Csr u = undirected_csr(g, num_threads);
   Components out;
   const int64_t n = u.num_nodes();

@@ -80,4 +80,15 @@ class Csr {
   Buffer indices_;
 };
 
+// Throws dgcn::Error unless `g` is a whole graph (not the rows of one part
+// of a partitioned graph, whose neighbour ids reach beyond its rows): for
+// the algorithms that index per-node arrays by neighbour id.
+inline void require_whole_graph(const Csr& g, const char* what) {
+  DGCN_CHECK(g.square(),
+             "{}: needs a whole graph, but this holds {} rows of a graph of {} nodes (one part of a "
+             "partitioned graph; "
+             "use the store it was made from)",
+             what, g.num_nodes(), g.num_cols());
+}
+
 }  // namespace dgcn

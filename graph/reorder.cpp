@@ -144,6 +144,7 @@ std::vector<int64_t> cuthill_mckee(const Csr& u) {
 }  // namespace
 
 std::vector<int64_t> rcm_ordering(const Csr& g, int num_threads) {
+  require_whole_graph(g, "rcm ordering");
   // Boost's Cuthill-McKee visitor keeps queue positions in an int.
   DGCN_CHECK(g.num_nodes() <= INT32_MAX, "rcm: {} nodes is beyond Boost's Cuthill-McKee (at most {})",
              g.num_nodes(), INT32_MAX);

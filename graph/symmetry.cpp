@@ -47,11 +47,13 @@ bool symmetric(std::span<const int64_t> p, std::span<const Id> idx, int64_t n, i
 }  // namespace
 
 bool is_symmetric(const Csr& g, int num_threads) {
+  require_whole_graph(g, "symmetry check");
   return g.visit_indices(
       [&](auto idx) { return symmetric(g.indptr(), idx, g.num_nodes(), std::max(1, num_threads)); });
 }
 
 Csr undirected_csr(const Csr& g, int num_threads, bool* copied) {
+  require_whole_graph(g, "undirected copy");
   const bool sym = is_symmetric(g, num_threads);
   if (copied != nullptr) *copied = !sym;
   if (sym) return g;

@@ -78,6 +78,7 @@ at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const 
 InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
                                         std::span<const int64_t> nodes, const InferenceOptions& options,
                                         int64_t embedding_layer) {
+  require_whole_graph(store.graph, "inference");
   const int64_t n = store.num_nodes();
   const int64_t layers = model.num_layers();
   TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&

@@ -25,6 +25,7 @@ void check_sampler_options(const SamplerOptions& options, const char* what) {
 
 void sample_neighbors(const Csr& graph, std::span<const int64_t> seeds, const SamplerOptions& options,
                       const BatchKey& key, SamplerScratch& scratch, SampledBatch& out) {
+  require_whole_graph(graph, "sample_neighbors");
   check_sampler_options(options, "sample_neighbors");
   const int64_t n = graph.num_nodes();
   // Local ids are int32 (Block::indices) and the relabelling map holds 32-bit

@@ -35,34 +35,29 @@ int64_t label_bytes_of(const GraphStore& store) {
   return 0;
 }
 
-// Frontier rows sorted by owner (a counting sort that keeps their order):
-// rows owner_begin[q] .. owner_begin[q+1] of `order` are owner q's.
-struct ByOwner {
-  std::vector<int64_t> owner_begin;
-  std::vector<int64_t> ids;  // the rows' node ids, grouped by owner, in row order within a group
-
-  void build(std::span<const int64_t> nodes, const PartMap& map, std::vector<int32_t>& row_owner) {
-    const int parts = map.parts();
-    owner_begin.assign(static_cast<size_t>(parts) + 1, 0);
-    row_owner.resize(nodes.size());
-    for (size_t r = 0; r < nodes.size(); ++r) {
-      row_owner[r] = map.owner(nodes[r]);
-      ++owner_begin[static_cast<size_t>(row_owner[r]) + 1];
-    }
-    for (int q = 0; q < parts; ++q)
-      owner_begin[static_cast<size_t>(q) + 1] += owner_begin[static_cast<size_t>(q)];
-    ids.resize(nodes.size());
-    std::vector<int64_t> next(owner_begin.begin(), owner_begin.end() - 1);
-    for (size_t r = 0; r < nodes.size(); ++r) ids[static_cast<size_t>(next[row_owner[r]]++)] = nodes[r];
-  }
-  std::span<const int64_t> of(int q) const {
-    return std::span<const int64_t>(ids).subspan(
-        static_cast<size_t>(owner_begin[static_cast<size_t>(q)]),
-        static_cast<size_t>(owner_begin[static_cast<size_t>(q) + 1] - owner_begin[static_cast<size_t>(q)]));
-  }
-};
-
 }  // namespace
+
+void PartitionedSampler::ByOwner::build(std::span<const int64_t> nodes, const PartMap& map) {
+  const int parts = map.parts();
+  owner_begin.assign(static_cast<size_t>(parts) + 1, 0);
+  row_owner.resize(nodes.size());
+  for (size_t r = 0; r < nodes.size(); ++r) {
+    row_owner[r] = map.owner(nodes[r]);
+    ++owner_begin[static_cast<size_t>(row_owner[r]) + 1];
+  }
+  for (int q = 0; q < parts; ++q)
+    owner_begin[static_cast<size_t>(q) + 1] += owner_begin[static_cast<size_t>(q)];
+  ids.resize(nodes.size());
+  next.assign(owner_begin.begin(), owner_begin.end() - 1);
+  for (size_t r = 0; r < nodes.size(); ++r)
+    ids[static_cast<size_t>(next[static_cast<size_t>(row_owner[r])]++)] = nodes[r];
+}
+
+std::span<const int64_t> PartitionedSampler::ByOwner::of(int q) const {
+  return std::span<const int64_t>(ids).subspan(
+      static_cast<size_t>(owner_begin[static_cast<size_t>(q)]),
+      static_cast<size_t>(owner_begin[static_cast<size_t>(q) + 1] - owner_begin[static_cast<size_t>(q)]));
+}
 
 PartMap::PartMap(const GraphPart& part) : owners_(part.owners()), parts_(part.count) {
   DGCN_CHECK(part.is_part(), "partitioned sampler: the store is a whole graph, not a part");
@@ -126,13 +121,13 @@ void PartitionedSampler::sample(std::span<const int64_t> seeds, const BatchKey& 
     local = static_cast<int32_t>(i);
   }
 
-  ByOwner by_owner;
+  ByOwner& by_owner = by_owner_;
   int64_t hop_begin = 0;
   for (int h = 0; h < layers; ++h) {
     const int64_t hop_end = static_cast<int64_t>(out.n_id.size());
     by_owner.build(std::span<const int64_t>(out.n_id).subspan(static_cast<size_t>(hop_begin),
                                                               static_cast<size_t>(hop_end - hop_begin)),
-                   map_, row_owner_);
+                   map_);
     send_.begin();
     for (int q = 0; q < comm_.size(); ++q) {
       const auto ids = by_owner.of(q);
@@ -172,7 +167,7 @@ void PartitionedSampler::sample(std::span<const int64_t> seeds, const BatchKey& 
     std::vector<size_t> row_cursor(static_cast<size_t>(comm_.size()), 0), pick_cursor(row_cursor);
     const auto edges_before = static_cast<int64_t>(full.indices.size());
     for (int64_t r = 0; r < hop_end - hop_begin; ++r) {
-      const auto q = static_cast<size_t>(row_owner_[static_cast<size_t>(r)]);
+      const auto q = static_cast<size_t>(by_owner.row_owner[static_cast<size_t>(r)]);
       const int64_t c = counts[q][row_cursor[q]++];
       for (int64_t j = 0; j < c; ++j) {
         const int64_t u = picks[q][pick_cursor[q]++];
@@ -253,11 +248,13 @@ void PartitionedSampler::fetch(SampledBatch& batch, std::span<float> features, s
   DGCN_CHECK(static_cast<int64_t>(labels.size()) >= batch.num_seeds * label_bytes_,
              "partitioned sampler: {} bytes for the labels of {} seeds x {}", labels.size(), batch.num_seeds,
              label_bytes_);
-  ByOwner by_owner;
-  by_owner.build(batch.n_id, map_, row_owner_);
+  ByOwner& by_owner = by_owner_;
+  by_owner.build(batch.n_id, map_);
+  const int self = comm_.rank();
   send_.begin();
   for (int q = 0; q < comm_.size(); ++q) {
-    const auto ids = by_owner.of(q);
+    // This rank's own rows are copied from its part below, not sent to itself.
+    const auto ids = q == self ? std::span<const int64_t>() : by_owner.of(q);
     const int64_t header[] = {static_cast<int64_t>(ids.size()), want_features ? 1 : 0};
     send_.append(std::span<const int64_t>(header));
     send_.append(ids);
@@ -276,7 +273,7 @@ void PartitionedSampler::fetch(SampledBatch& batch, std::span<float> features, s
   std::vector<Answer> answers(static_cast<size_t>(comm_.size()));
   for (int q = 0; q < comm_.size(); ++q) {
     MessageReader r(received_.of(q), "partitioned sampler: a row answer");
-    const auto m = static_cast<int64_t>(by_owner.of(q).size());
+    const auto m = q == self ? int64_t{0} : static_cast<int64_t>(by_owner.of(q).size());
     const auto got = r.value<int64_t>();
     DGCN_CHECK(got == m, "partitioned sampler: rank {} answered {} rows, asked {}", q, got, m);
     Answer& a = answers[static_cast<size_t>(q)];
@@ -285,17 +282,29 @@ void PartitionedSampler::fetch(SampledBatch& batch, std::span<float> features, s
     a.labels = r.take<std::byte>(static_cast<size_t>(m * label_bytes_));
   }
   batch.degrees.resize(static_cast<size_t>(rows));
+  const auto own_degree = part_.degrees();
+  const size_t feature_row_bytes = static_cast<size_t>(f) * sizeof(float);
+  const auto label_row = static_cast<size_t>(label_bytes_);
   for (int64_t i = 0; i < rows; ++i) {
-    Answer& a = answers[static_cast<size_t>(row_owner_[static_cast<size_t>(i)])];
-    const size_t k = a.next++;
-    if (want_features && f > 0) {
-      std::memcpy(features.data() + i * f, a.features.data() + k * static_cast<size_t>(f), f * sizeof(float));
+    const int owner = by_owner.row_owner[static_cast<size_t>(i)];
+    const float* feature_row = nullptr;
+    const std::byte* label;
+    int32_t degree;
+    if (owner == self) {
+      const int64_t row = map_.row(batch.n_id[static_cast<size_t>(i)]);
+      if (f > 0) feature_row = part_.features_of(row).data();
+      degree = own_degree[static_cast<size_t>(row)];
+      label = part_.labels.data() + static_cast<size_t>(row) * label_row;
+    } else {
+      Answer& a = answers[static_cast<size_t>(owner)];
+      const size_t k = a.next++;
+      if (want_features) feature_row = a.features.data() + k * static_cast<size_t>(f);
+      degree = a.degrees[k];
+      label = a.labels.data() + k * label_row;
     }
-    batch.degrees[static_cast<size_t>(i)] = a.degrees[k];
-    if (i < batch.num_seeds && label_bytes_ > 0) {
-      std::memcpy(labels.data() + i * label_bytes_, a.labels.data() + k * static_cast<size_t>(label_bytes_),
-                  static_cast<size_t>(label_bytes_));
-    }
+    if (want_features && f > 0) std::memcpy(features.data() + i * f, feature_row, feature_row_bytes);
+    batch.degrees[static_cast<size_t>(i)] = degree;
+    if (i < batch.num_seeds && label_row > 0) std::memcpy(labels.data() + i * label_bytes_, label, label_row);
   }
 }
 

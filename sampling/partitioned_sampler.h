@@ -100,10 +100,21 @@ class PartitionedSampler {
   const int64_t label_bytes_;
   ExchangeCounters counters_;
 
+  // Rows (a hop's frontier, a batch's nodes) grouped by owner, keeping
+  // their order within a group (a counting sort).
+  struct ByOwner {
+    std::vector<int32_t> row_owner;    // owner of each row
+    std::vector<int64_t> owner_begin;  // owner q's ids: [owner_begin[q], owner_begin[q + 1])
+    std::vector<int64_t> ids;          // the rows' node ids by owner
+    std::vector<int64_t> next;
+    void build(std::span<const int64_t> nodes, const PartMap& map);
+    std::span<const int64_t> of(int q) const;
+  };
+
   // Reused across batches (capacity kept).
   Messages send_, received_, answers_;
-  std::vector<int32_t> local_of_;   // global id -> id in the batch being sampled, -1 elsewhere
-  std::vector<int32_t> row_owner_;  // owner of each frontier row
+  ByOwner by_owner_;
+  std::vector<int32_t> local_of_;  // global id -> id in the batch being sampled, -1 elsewhere
   std::vector<int64_t> positions_;
   sampling_detail::RowMarks marks_;
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (fuzz/, clang-14, ASan + UBSan, no LibTorch)
 # into build-asan/ (the build scripts/sanitize.sh torch-free tests), makes
-# their seed corpora (fuzz/make_corpus.py and dgcn-prep) and runs each target,
+# their seed corpora (fuzz/make_corpus.py and dgcn-prep, partition folders
+# included) and runs each target,
 # then prints one line per target: executions, findings (crash-/leak-/
 # timeout-/oom- files) and where they are.
 #   scripts/fuzz.sh [--seconds N] [--runs N] [--jobs J] [TARGET...]   (default: every target, 10 s each)
@@ -27,7 +28,8 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-all=(gcn_fuzz npy_fuzz npz_fuzz edgelist_fuzz ogb_fuzz graphsaint_fuzz mnist_fuzz pickle_fuzz planetoid_fuzz)
+all=(gcn_fuzz npy_fuzz npz_fuzz edgelist_fuzz ogb_fuzz graphsaint_fuzz mnist_fuzz pickle_fuzz planetoid_fuzz
+     partition_fuzz)
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
   [[ " ${all[*]} " == *" $t "* ]] || { echo "fuzz.sh: no target $t (targets: ${all[*]})" >&2; exit 2; }
@@ -56,6 +58,27 @@ if [ ! -d "$corpus/gcn_fuzz" ]; then
   done
   "$prep" synthetic --preset tiny --num-nodes 60 --mean-degree 4 --num-features 3 --out "$corpus/gcn_fuzz/synthetic.gcn" >/dev/null 2>&1
   rm -f "$corpus/seed.npz"
+fi
+if [ ! -d "$corpus/partition_fuzz" ]; then
+  # A 2-part partition of a small store: its folder packed as the harness
+  # reads it (fuzz/fuzz_files.h), and its parts as .gcn seeds.
+  prep=$build/bin/dgcn-prep
+  parts=$corpus/seed-parts
+  rm -rf "$parts"
+  "$prep" synthetic --preset tiny --num-nodes 60 --mean-degree 4 --num-features 3 --out "$corpus/seed.gcn" >/dev/null 2>&1
+  for method in metis random; do
+    "$prep" partition "$corpus/seed.gcn" --parts 2 --method $method --out "$parts" >/dev/null 2>&1
+    mkdir -p "$corpus/partition_fuzz"
+    /usr/bin/python3 -c 'import struct, sys
+out = open(sys.argv[1], "wb")
+for f in sys.argv[2:]:
+    b = open(f, "rb").read()
+    out.write(struct.pack("<I", len(b)) + b)' "$corpus/partition_fuzz/$method" "$parts/partition.json" \
+      "$parts/part-000.gcn" "$parts/part-001.gcn"
+    cp "$parts/part-001.gcn" "$corpus/gcn_fuzz/part-$method.gcn"
+    rm -rf "$parts"
+  done
+  rm -f "$corpus/seed.gcn"
 fi
 
 status=0

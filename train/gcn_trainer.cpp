@@ -111,9 +111,13 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
     : options_(std::move(options)), store_(store), sync_(sync), impl_(std::make_unique<Impl>()) {
   const TrainOptions& o = options_;
   partitioned_ = partitioned;
-  DGCN_CHECK(store.part.is_part() == (partitioned != nullptr), "train: {}",
-             store.part.is_part() ? "a part of a partitioned graph needs the ranks' exchanges"
-                                  : "exchanges are for a part of a partitioned graph");
+  DGCN_CHECK(
+      store.part.is_part() == (partitioned != nullptr), "train: {}",
+      store.part.is_part()
+          ? fmt::format("the store is part {} of {} of a partitioned graph: train on the partition's folder "
+                        "(--data DIR, one rank per part), not on one part file",
+                        store.part.index, store.part.count)
+          : std::string("exchanges are for a part of a partitioned graph"));
   DGCN_CHECK(store.task != Task::kNone, "train: the store has no labels (task none); nothing to train on");
   DGCN_CHECK(store.num_features > 0, "train: the store has no features");
   DGCN_CHECK(!o.fanouts.empty(), "train: needs at least one fanout (one per GCN layer)");

@@ -14,6 +14,7 @@
 #include "datasets/npy.h"
 #include "fixtures.h"
 #include "graph/gcn_format.h"
+#include "graph/partition_files.h"
 #include "graph/reorder.h"
 #include "json_output.h"
 #include "run_command.h"
@@ -164,6 +165,12 @@ TEST_F(DgcnPredict, IdsAreTheSourceDatasetsAlsoAfterAReordering) {
 
 TEST_F(DgcnPredict, BadInputsAreClearErrorsAndLeaveNothing) {
   trained();
+  // A partitioned graph: dgcn-predict points to the whole store instead.
+  const std::string parts = scratch_.file("parts");
+  WritePartitionOptions partition;
+  partition.partition.method = PartitionMethod::kRandom;
+  partition.source_path = data_;
+  write_partition(load_gcn(data_), parts, partition);
   struct Case {
     std::string flags, message;
     int status;
@@ -179,6 +186,10 @@ TEST_F(DgcnPredict, BadInputsAreClearErrorsAndLeaveNothing) {
        "the folder " + scratch_.file("none") + " does not exist", 1},
       {"--data " + scratch_.file("ckpt/best.pt") + " --checkpoint " + ckpt_ + " --out " + scratch_.file("x"),
        "not a .gcn file", 1},
+      {"--data " + parts + " --checkpoint " + ckpt_ + " --out " + scratch_.file("x"),
+       "is a partitioned graph; dgcn-predict reads the whole store it was made from (" + data_ + ")", 1},
+      {"--data " + parts + "/part-001.gcn --checkpoint " + ckpt_ + " --out " + scratch_.file("x"),
+       "is part 1 of 2 of a partitioned graph", 1},
   };
   for (const Case& c : cases) {
     auto r = predict(c.flags);

@@ -10,8 +10,11 @@
 #include "base/error.h"
 #include "fixtures.h"
 #include "gcn_test_util.h"
+#include "graph/components.h"
 #include "graph/gcn_header.h"
 #include "graph/partition_files.h"
+#include "graph/reorder.h"
+#include "graph/symmetry.h"
 #include "scratch_dir.h"
 
 namespace dgcn {
@@ -101,6 +104,18 @@ TEST(Partition, BadRequestsAreErrors) {
   const GraphStore part = parts_of(whole, 2, PartitionMethod::kRandom)[0];
   EXPECT_TRUE(contains(error_of([&] { assign_parts(part, {.parts = 2}); }), "already part 0 of 2"));
   EXPECT_THROW(parse_partition_method("spectral"), Error);
+}
+
+// The rows of one part name nodes beyond them: algorithms that index per-node
+// arrays by neighbour id refuse a part instead of reading past their arrays.
+TEST(Partition, WholeGraphAlgorithmsRefuseAPart) {
+  const GraphStore part =
+      parts_of(testing::make_store(testing::cycle_edges(30)), 2, PartitionMethod::kRandom)[0];
+  EXPECT_TRUE(contains(error_of([&] { connected_components(part.graph, 1); }), "needs a whole graph"));
+  EXPECT_TRUE(contains(error_of([&] { rcm_ordering(part.graph, 1); }),
+                       "rcm ordering: needs a whole graph, but this "
+                       "holds 15 rows of a graph of 30 nodes"));
+  EXPECT_TRUE(contains(error_of([&] { is_symmetric(part.graph, 1); }), "needs a whole graph"));
 }
 
 // A part survives the .gcn file (raw and compressed, private and shared-cache loads).

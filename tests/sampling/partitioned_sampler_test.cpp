@@ -163,6 +163,11 @@ TEST(PartitionedSampler, BadSeedsAndAWrongPartAreErrors) {
   InProcessGroup group(2);
   // Rank 0 holding part 1.
   EXPECT_THROW(PartitionedSampler(p.parts[1], *p.maps[1], group.at(0), {.fanouts = {2}}), Error);
+  // A part's rows are no graph to sample on their own.
+  SamplerScratch scratch0;
+  EXPECT_THROW(sample_neighbors(p.parts[0].graph, p.parts[0].part.ids().first(1), {.fanouts = {2}}, {1, 0, 0},
+                                scratch0),
+               Error);
   InProcessGroup solo(1);
   const Partitioned one =
       partition(testing::make_store(testing::cycle_edges(30)), 1, PartitionMethod::kRandom);
