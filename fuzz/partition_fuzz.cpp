@@ -5,7 +5,8 @@
 #include "graph/partition_files.h"
 
 DGCN_FUZZ_READER({
-  const std::string dir = dgcn::fuzz::write_files({"partition.json", "part-000.gcn", "part-001.gcn"}, data, size);
+  const std::string dir =
+      dgcn::fuzz::write_files({"partition.json", "part-000.gcn", "part-001.gcn"}, data, size);
   const dgcn::PartitionManifest m = dgcn::read_partition_manifest(dir);
   dgcn::LoadOptions load;
   load.threads = 1;

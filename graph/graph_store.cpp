@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "base/digest.h"
@@ -193,6 +194,19 @@ void GraphStore::validate(const std::string& what, int num_threads) const {
   int64_t bad = first_where(n, num_threads, [&](int64_t v) { return d[v] != p[v + 1] - p[v]; });
   DGCN_CHECK(bad < 0, "{}: degree[{}] = {} but its CSR row has {} entries", what, bad, bad < 0 ? 0 : d[bad],
              bad < 0 ? 0 : p[bad + 1] - p[bad]);
+}
+
+Buffer gather_rows(const Buffer& array, size_t row_bytes, std::span<const int64_t> rows, int num_threads) {
+  if (array.empty() || row_bytes == 0) return Buffer();
+  Buffer out = Buffer::allocate(rows.size() * row_bytes);
+  std::byte* dst = out.as_mutable<std::byte>().data();
+  const std::byte* src = array.data();
+  parallel_for_chunks(static_cast<int64_t>(rows.size()), 1 << 12, num_threads,
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t i = begin; i < end; ++i)
+                          std::memcpy(dst + i * row_bytes, src + rows[i] * row_bytes, row_bytes);
+                      });
+  return out;
 }
 
 Buffer degrees_of(const Csr& graph, int num_threads) {

@@ -80,6 +80,12 @@ struct GraphStore {
   int64_t num_nodes() const { return graph.num_nodes(); }
   int64_t num_edges() const { return graph.num_edges(); }
   int64_t label_row_bytes() const { return task == Task::kMultiLabel ? (num_classes + 7) / 8 : 0; }
+  // Bytes of one node's label: an int32 class, a multi-label bit row, or none.
+  int64_t label_bytes() const {
+    return task == Task::kSingleLabel  ? int64_t{sizeof(int32_t)}
+           : task == Task::kMultiLabel ? label_row_bytes()
+                                       : 0;
+  }
 
   std::span<const float> features_of(int64_t v) const {
     return features.as<float>().subspan(v * num_features, num_features);
@@ -109,6 +115,11 @@ struct GraphStore {
   // Runs on `num_threads` threads; O(nodes * features + edges).
   void validate(const std::string& what, int num_threads) const;
 };
+
+// Rows `rows` of a row-major array of `row_bytes`-byte rows, as a new
+// buffer (out row i = row rows[i]); an empty array stays empty. Used to carry
+// node data along when nodes are renumbered or split into parts.
+Buffer gather_rows(const Buffer& array, size_t row_bytes, std::span<const int64_t> rows, int num_threads);
 
 // Fills `degree` from the CSR row lengths (int32; checks they fit).
 Buffer degrees_of(const Csr& graph, int num_threads);

@@ -209,21 +209,6 @@ Buffer owned_split(std::span<const int64_t> split, std::span<const int32_t> owne
   return Buffer::from_vector(std::move(out));
 }
 
-// Row bytes of `rows` of a row-major array with `row_bytes` bytes per row.
-Buffer gather_rows(const Buffer& array, size_t row_bytes, std::span<const int64_t> rows, int threads) {
-  if (row_bytes == 0 || array.empty()) return Buffer();
-  Buffer out = Buffer::allocate(rows.size() * row_bytes);
-  std::byte* dst = out.as_mutable<std::byte>().data();
-  const std::byte* src = array.data();
-  parallel_for(static_cast<int64_t>(rows.size()), threads, [&](int64_t begin, int64_t end, int) {
-    for (int64_t i = begin; i < end; ++i) {
-      std::memcpy(dst + static_cast<size_t>(i) * row_bytes, src + static_cast<size_t>(rows[i]) * row_bytes,
-                  row_bytes);
-    }
-  });
-  return out;
-}
-
 template <class Id>
 Csr part_rows(const Csr& g, std::span<const Id> indices, std::span<const int64_t> rows,
               const std::string& what) {
@@ -261,10 +246,8 @@ GraphStore extract_part(const GraphStore& whole, const Buffer& owner_buffer, int
       gather_rows(whole.features, static_cast<size_t>(whole.num_features) * sizeof(float), rows, t);
   part.task = whole.task;
   part.num_classes = whole.num_classes;
-  const size_t label_bytes = whole.task == Task::kMultiLabel    ? static_cast<size_t>(whole.label_row_bytes())
-                             : whole.task == Task::kSingleLabel ? sizeof(int32_t)
-                                                                : 0;
-  part.labels = gather_rows(whole.labels, label_bytes, rows, t);
+
+  part.labels = gather_rows(whole.labels, static_cast<size_t>(whole.label_bytes()), rows, t);
   part.train = owned_split(whole.train_nodes(), owner, index);
   part.valid = owned_split(whole.valid_nodes(), owner, index);
   part.test = owned_split(whole.test_nodes(), owner, index);

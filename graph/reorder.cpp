@@ -175,19 +175,6 @@ std::vector<int64_t> inverse_permutation(std::span<const int64_t> perm, int64_t 
 
 namespace {
 
-// out row i = in row perm[i], rows of `row_bytes` bytes.
-Buffer gather_rows(const Buffer& in, size_t row_bytes, std::span<const int64_t> perm, int threads) {
-  if (in.empty() || row_bytes == 0) return in;
-  Buffer out = Buffer::allocate(perm.size() * row_bytes);
-  std::byte* dst = const_cast<std::byte*>(out.data());
-  const std::byte* src = in.data();
-  parallel_for_chunks(static_cast<int64_t>(perm.size()), 1 << 12, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      std::memcpy(dst + i * row_bytes, src + perm[i] * row_bytes, row_bytes);
-  });
-  return out;
-}
-
 Buffer rename_split(const Buffer& split, std::span<const int64_t> inv) {
   std::vector<int64_t> ids;
   ids.reserve(split.size() / sizeof(int64_t));
@@ -254,10 +241,7 @@ GraphStore permute(const GraphStore& s, std::span<const int64_t> perm, int num_t
       gather_rows(s.features, static_cast<size_t>(s.num_features) * sizeof(float), perm, num_threads);
   out.task = s.task;
   out.num_classes = s.num_classes;
-  const size_t label_bytes = s.task == Task::kSingleLabel  ? sizeof(int32_t)
-                             : s.task == Task::kMultiLabel ? static_cast<size_t>(s.label_row_bytes())
-                                                           : 0;
-  out.labels = gather_rows(s.labels, label_bytes, perm, num_threads);
+  out.labels = gather_rows(s.labels, static_cast<size_t>(s.label_bytes()), perm, num_threads);
   out.degree = gather_rows(s.degree, sizeof(int32_t), perm, num_threads);
   out.train = rename_split(s.train, inv);
   out.valid = rename_split(s.valid, inv);

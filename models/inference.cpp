@@ -47,16 +47,18 @@ std::vector<int64_t> with_neighbours(const Csr& graph, const std::vector<int64_t
 // Layer l of `model` for `rows` rows, computed in chunks of
 // options.chunk_rows: adjacency(begin, len) gives the normalized rows
 // [begin, begin + len) with columns = rows of h (their nnz sum to `nnz`).
-// Returns the activated output [rows x out_features].
+// Returns the activated output [rows x out_features], written into `into`
+// when given (rows x out_features, e.g. the first rows of a larger buffer).
 at::Tensor layer_in_chunks(GcnImpl& model, int64_t l, const at::Tensor& h, size_t rows, int64_t nnz,
                            const InferenceOptions& options,
-                           const std::function<CsrTensor(int64_t, int64_t)>& adjacency) {
+                           const std::function<CsrTensor(int64_t, int64_t)>& adjacency,
+                           at::Tensor into = {}) {
   GCNConv& conv = model.conv(l);
   const auto n = static_cast<int64_t>(rows);
   const AggregationOrder order =
       choose_aggregation_order(n, h.size(0), nnz, conv->in_features(), conv->out_features(), false, false);
   const at::Tensor src = order == AggregationOrder::kTransformFirst ? conv->transform(h) : h;
-  at::Tensor next = at::empty({n, conv->out_features()}, h.options());
+  at::Tensor next = into.defined() ? into : at::empty({n, conv->out_features()}, h.options());
   for (int64_t begin = 0; begin < n; begin += options.chunk_rows) {
     const int64_t len = std::min<int64_t>(options.chunk_rows, n - begin);
     const CsrTensor a = adjacency(begin, len).to(options.device);
@@ -238,31 +240,35 @@ Csr local_rows(const GraphStore& part, const PartMap& map, const Halo& halo) {
              Buffer::from_vector(std::move(local)), IdWidth::k32, "partitioned inference: local rows");
 }
 
-// Rank q's halo rows of h from their owners: [halo size x h.size(1)], in halo order.
-at::Tensor halo_rows(const at::Tensor& h, const Halo& halo, AllToAll& comm) {
+// Fills rows [n, n + halo) of x with the halo's rows of rows [0, n) of
+// every part's x (each owner sends the rows its peers need, gathered
+// straight into the message), in halo order.
+void fill_halo_rows(at::Tensor& x, int64_t n, const Halo& halo, AllToAll& comm) {
   const int w = comm.size();
-  const int64_t d = h.size(1);
-  const at::Tensor host = h.cpu().contiguous();
+  const int64_t d = x.size(1);
+  const at::Tensor own = x.narrow(0, 0, n).cpu();  // a view on the CPU
   Messages send, received;
   for (int q = 0; q < w; ++q) {
     const auto& serve = halo.serve[static_cast<size_t>(q)];
     send.append_value<int64_t>(static_cast<int64_t>(serve.size()));
-    const at::Tensor rows = host.index_select(0, torch::tensor(serve, torch::kLong));
-    send.append(std::span<const float>(rows.data_ptr<float>(), static_cast<size_t>(rows.numel())));
+    const size_t at = send.bytes.size();
+    send.bytes.resize(at + serve.size() * static_cast<size_t>(d) * sizeof(float));
+    at::Tensor rows =
+        at::from_blob(send.bytes.data() + at, {static_cast<int64_t>(serve.size()), d}, at::kFloat);
+    at::index_select_out(rows, own, 0, torch::tensor(serve, torch::kLong));
     send.end_message();
   }
   comm.exchange(send, received);
-  at::Tensor out = at::empty({static_cast<int64_t>(halo.ids.size()), d}, at::kFloat);
-  float* dst = out.data_ptr<float>();
+  at::Tensor rows = x.narrow(0, n, static_cast<int64_t>(halo.ids.size()));
   for (int q = 0; q < w; ++q) {
     MessageReader r(received.of(q), "partitioned inference: halo rows");
     const int64_t m = halo.owner_begin[static_cast<size_t>(q) + 1] - halo.owner_begin[static_cast<size_t>(q)];
     DGCN_CHECK(r.value<int64_t>() == m,
                "partitioned inference: rank {} sent another number of rows than asked", q);
-    const auto rows = r.take<float>(static_cast<size_t>(m * d));
-    std::copy(rows.begin(), rows.end(), dst + halo.owner_begin[static_cast<size_t>(q)] * d);
+    const auto got = r.take<float>(static_cast<size_t>(m * d));
+    rows.narrow(0, halo.owner_begin[static_cast<size_t>(q)], m)
+        .copy_(at::from_blob(const_cast<float*>(got.data()), {m, d}, at::kFloat));
   }
-  return out.to(h.device());
 }
 
 }  // namespace
@@ -296,22 +302,32 @@ InferenceOutputs partitioned_full_neighbour_outputs(
   std::vector<int64_t> all_rows(static_cast<size_t>(n));
   std::iota(all_rows.begin(), all_rows.end(), int64_t{0});
 
-  // Every layer for every row of the part: its input is this part's rows of
-  // the layer before, then the halo's, fetched from their owners.
+  // Every layer for every row of the part. A layer's input x holds this
+  // part's rows of the layer before, then the halo's, fetched from their
+  // owners; each layer writes its rows straight into the next one's x.
   const auto row_in_part = [&](int64_t v) { return map.row(v); };
-  at::Tensor h = features.to(options.device);
+  const auto halo_size = static_cast<int64_t>(halo.ids.size());
+  at::Tensor x = at::empty({n + halo_size, features.size(1)}, features.options().device(options.device));
+  x.narrow(0, 0, n).copy_(features);
   InferenceOutputs out;
   for (int64_t l = 0; l < layers; ++l) {
-    const at::Tensor x = at::cat({h, halo_rows(h, halo, comm)}, 0);
-    h = layer_in_chunks(
-        model, l, x, all_rows.size(), local.num_edges() + n, options, [&](int64_t begin, int64_t len) {
+    fill_halo_rows(x, n, halo, comm);
+    at::Tensor next =
+        at::empty({n + (l + 1 < layers ? halo_size : 0), model.layer_out_features(l)}, x.options());
+    layer_in_chunks(
+        model, l, x, all_rows.size(), local.num_edges() + n, options,
+        [&](int64_t begin, int64_t len) {
           return full_rows_adjacency(local, degree,
                                      std::span<const int64_t>(all_rows).subspan(static_cast<size_t>(begin),
                                                                                 static_cast<size_t>(len)));
-        });
-    if (l + 1 == embedding_layer) out.embeddings = h.index_select(0, rows_of(nodes, row_in_part, h.device()));
+        },
+        next.narrow(0, 0, n));
+    x = next;
+    if (l + 1 == embedding_layer) {
+      out.embeddings = x.narrow(0, 0, n).index_select(0, rows_of(nodes, row_in_part, x.device()));
+    }
   }
-  out.logits = model.head(h).index_select(0, rows_of(nodes, row_in_part, h.device()));
+  out.logits = model.head(x.narrow(0, 0, n)).index_select(0, rows_of(nodes, row_in_part, x.device()));
   return out;
 }
 

@@ -17,18 +17,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int64_t label_bytes_of(const GraphStore& store) {
-  switch (store.task) {
-    case Task::kSingleLabel:
-      return sizeof(int32_t);
-    case Task::kMultiLabel:
-      return store.label_row_bytes();
-    case Task::kNone:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace
 
 NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator,
@@ -39,7 +27,7 @@ NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, B
                      ? std::move(allocator)
                      : BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 1)->allocator()),
       producer_(producer),
-      label_bytes_(label_bytes_of(store)) {
+      label_bytes_(store.label_bytes()) {
   check_sampler_options(options_.sampler, "loader");
   DGCN_CHECK(options_.num_workers >= 1, "loader: num_workers = {}, expected >= 1", options_.num_workers);
   DGCN_CHECK(

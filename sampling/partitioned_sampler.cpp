@@ -23,18 +23,6 @@ using sampling_detail::hop_key;
 using sampling_detail::pick_positions;
 using sampling_detail::sampled_count;
 
-int64_t label_bytes_of(const GraphStore& store) {
-  switch (store.task) {
-    case Task::kSingleLabel:
-      return sizeof(int32_t);
-    case Task::kMultiLabel:
-      return store.label_row_bytes();
-    case Task::kNone:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace
 
 void PartitionedSampler::ByOwner::build(std::span<const int64_t> nodes, const PartMap& map) {
@@ -68,7 +56,7 @@ PartMap::PartMap(const GraphPart& part) : owners_(part.owners()), parts_(part.co
 
 PartitionedSampler::PartitionedSampler(const GraphStore& part, const PartMap& map, AllToAll& comm,
                                        SamplerOptions options)
-    : part_(part), map_(map), comm_(comm), options_(std::move(options)), label_bytes_(label_bytes_of(part)) {
+    : part_(part), map_(map), comm_(comm), options_(std::move(options)), label_bytes_(part.label_bytes()) {
   check_sampler_options(options_, "partitioned sampler");
   DGCN_CHECK(part.part.is_part(), "partitioned sampler: the store is a whole graph, not a part");
   DGCN_CHECK(comm.size() == part.part.count && comm.rank() == part.part.index,

@@ -8,7 +8,8 @@
 #   scripts/sanitize.sh address [ctest args...]
 #       gcc: ASan+UBSan over the whole suite, LibTorch included (build-asan-torch/).
 #   scripts/sanitize.sh thread [ctest args...]
-#       gcc: TSan over the threaded parts: sampler, loader, launcher, DDP and the
+#       gcc: TSan over the threaded parts: sampler (partitioned too), loader, launcher, DDP,
+#       inference over parts (ranks as threads) and the
 #       multi-rank apps (build-tsan/), suppressions in scripts/tsan.supp.
 # A sanitizer report fails the test that caused it (UBSan does not recover,
 # ASan/TSan exit non-zero). Exit status: ctest's.
@@ -56,10 +57,10 @@ case "$mode" in
     cmake --build build-tsan --parallel "$jobs"
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} suppressions=$PWD/scripts/tsan.supp"
     ctest --test-dir build-tsan --output-on-failure --parallel "$(nproc)" --timeout 1800 \
-      -R '(Sampler|Loader|NeighborSampler|BatchMemory|Launcher|Ddp|DistributedDataParallel|DgcnTrain|Parallel|Mutex)' "$@"
+      -R '(Sampler|Loader|NeighborSampler|BatchMemory|Launcher|Ddp|DistributedDataParallel|DgcnTrain|Parallel|Mutex|Inference)' "$@"
     ;;
   *)
-    sed -n 2,14p "$0" >&2
+    sed -n 2,15p "$0" >&2
     exit 2
     ;;
 esac

@@ -21,8 +21,10 @@
 #include <fstream>
 #include <thread>
 
+#include "base/all_to_all.h"
 #include "base/atomic_file.h"
 #include "base/digest.h"
+#include "distributed/all_to_all.h"
 #include "distributed/ddp.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
@@ -69,10 +71,33 @@ json run_collectives(ProcessGroup& group) {
   group.broadcast(b, n - 1).wait();
   group.barrier();
   auto sums = group.sum_over_ranks({static_cast<double>(r), 1.0});
+
+  // All-to-all of byte messages, on this group and on another() one: rank r
+  // sends rank q r + q values of 100 r + q (none from rank 0 to itself).
+  std::unique_ptr<ProcessGroup> second = group.another("second");
+  json alltoall = json::array();
+  for (ProcessGroup* g : {&group, second.get()}) {
+    GroupAllToAll comm(*g);
+    Messages send, received;
+    for (int q = 0; q < n; ++q) {
+      const std::vector<int64_t> values(static_cast<size_t>(r + q), 100 * r + q);
+      send.append(std::span<const int64_t>(values));
+      send.end_message();
+    }
+    comm.exchange(send, received);
+    json from = json::array();
+    for (int q = 0; q < n; ++q) {
+      const auto got = MessageReader(received.of(q), "test").take<int64_t>(received.of(q).size() / 8);
+      from.push_back(std::vector<int64_t>(got.begin(), got.end()));
+    }
+    alltoall.push_back(from);
+  }
+  second->shutdown();
   return {{"allreduce", allreduce},
           {"broadcast", {b.min().item<double>(), b.max().item<double>()}},
           {"sum_of_ranks", sums[0]},
-          {"count", sums[1]}};
+          {"count", sums[1]},
+          {"alltoall", alltoall}};
 }
 
 // ---------------------------------------------------------------------------

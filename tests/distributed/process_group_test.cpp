@@ -30,6 +30,15 @@ TEST(ProcessGroup, CollectivesGiveHandWorkedValues) {
       EXPECT_EQ(j["broadcast"][1].get<double>(), 10.0 * (n - 1));
       EXPECT_EQ(j["sum_of_ranks"].get<double>(), n * (n - 1) / 2.0);
       EXPECT_EQ(j["count"].get<double>(), n);
+      // All-to-all, on the group and on a second one: from rank q, q + r values of 100 q + r.
+      ASSERT_EQ(j["alltoall"].size(), 2u);
+      for (const auto& from : j["alltoall"]) {
+        ASSERT_EQ(from.size(), static_cast<size_t>(n));
+        for (int q = 0; q < n; ++q) {
+          EXPECT_EQ(from[q].get<std::vector<int64_t>>(), std::vector<int64_t>(q + r, 100 * q + r))
+              << "n=" << n << " rank " << r << " from " << q;
+        }
+      }
     }
   }
 }
