@@ -209,6 +209,16 @@ Buffer gather_rows(const Buffer& array, size_t row_bytes, std::span<const int64_
   return out;
 }
 
+void copy_node_rows(const GraphStore& from, std::span<const int64_t> rows, GraphStore& to, int num_threads) {
+  to.num_features = from.num_features;
+  to.features =
+      gather_rows(from.features, static_cast<size_t>(from.num_features) * sizeof(float), rows, num_threads);
+  to.task = from.task;
+  to.num_classes = from.num_classes;
+  to.labels = gather_rows(from.labels, static_cast<size_t>(from.label_bytes()), rows, num_threads);
+  to.degree = gather_rows(from.degree, sizeof(int32_t), rows, num_threads);
+}
+
 Buffer degrees_of(const Csr& graph, int num_threads) {
   const int64_t n = graph.num_nodes();
   Buffer out = Buffer::allocate(static_cast<size_t>(n) * sizeof(int32_t));

@@ -121,6 +121,10 @@ struct GraphStore {
 // node data along when nodes are renumbered or split into parts.
 Buffer gather_rows(const Buffer& array, size_t row_bytes, std::span<const int64_t> rows, int num_threads);
 
+// Sets `to`'s node data (features, task, classes, labels, degrees) to the
+// rows `rows` of `from`'s: node i of `to` is node rows[i] of `from`.
+void copy_node_rows(const GraphStore& from, std::span<const int64_t> rows, GraphStore& to, int num_threads);
+
 // Fills `degree` from the CSR row lengths (int32; checks they fit).
 Buffer degrees_of(const Csr& graph, int num_threads);
 

@@ -241,17 +241,10 @@ GraphStore extract_part(const GraphStore& whole, const Buffer& owner_buffer, int
   GraphStore part;
   part.graph =
       whole.graph.visit_indices([&](auto indices) { return part_rows(whole.graph, indices, rows, what); });
-  part.num_features = whole.num_features;
-  part.features =
-      gather_rows(whole.features, static_cast<size_t>(whole.num_features) * sizeof(float), rows, t);
-  part.task = whole.task;
-  part.num_classes = whole.num_classes;
-
-  part.labels = gather_rows(whole.labels, static_cast<size_t>(whole.label_bytes()), rows, t);
+  copy_node_rows(whole, rows, part, t);
   part.train = owned_split(whole.train_nodes(), owner, index);
   part.valid = owned_split(whole.valid_nodes(), owner, index);
   part.test = owned_split(whole.test_nodes(), owner, index);
-  part.degree = gather_rows(whole.degree, sizeof(int32_t), rows, t);
   part.source_ids = gather_rows(whole.source_ids, sizeof(int64_t), rows, t);
   part.part.index = index;
   part.part.count = count;

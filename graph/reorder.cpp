@@ -236,13 +236,7 @@ GraphStore permute(const GraphStore& s, std::span<const int64_t> perm, int num_t
     using Id = typename decltype(idx)::value_type;
     return permute_csr<Id>(s.graph, perm, inv, num_threads);
   });
-  out.num_features = s.num_features;
-  out.features =
-      gather_rows(s.features, static_cast<size_t>(s.num_features) * sizeof(float), perm, num_threads);
-  out.task = s.task;
-  out.num_classes = s.num_classes;
-  out.labels = gather_rows(s.labels, static_cast<size_t>(s.label_bytes()), perm, num_threads);
-  out.degree = gather_rows(s.degree, sizeof(int32_t), perm, num_threads);
+  copy_node_rows(s, perm, out, num_threads);
   out.train = rename_split(s.train, inv);
   out.valid = rename_split(s.valid, inv);
   out.test = rename_split(s.test, inv);
