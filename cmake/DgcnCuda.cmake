@@ -1,6 +1,13 @@
 # DGCN_CUDA=AUTO|ON|OFF: find the CUDA toolkit, cuSPARSE and NCCL.
 # DGCN_HAVE_CUDA       plain CUDA kernels (cuda/ folders) are compiled
-# DGCN_HAVE_TORCH_CUDA torch-facing CUDA glue is compiled as well (needs a CUDA LibTorch)
+# DGCN_HAVE_TORCH_CUDA torch-facing CUDA glue is compiled as well (needs a CUDA
+#                      LibTorch; decided in DgcnDependencies.cmake once Torch is found)
+# Included before DgcnDependencies: a CUDA LibTorch 2.x's own cmake compares
+# the CUDA language's compiler version with the toolkit's, so the language
+# must be enabled before find_package(Torch).
+# NCCL: in the toolkit's folders, or where NCCL_ROOT (variable or environment)
+# points, e.g. the nvidia-nccl wheel a pip torch loads (its lib has only
+# libnccl.so.2).
 set(DGCN_HAVE_CUDA OFF)
 set(DGCN_HAVE_TORCH_CUDA OFF)
 if(NOT DGCN_CUDA STREQUAL "OFF")
@@ -13,8 +20,9 @@ if(NOT DGCN_CUDA STREQUAL "OFF")
     find_package(CUDAToolkit QUIET)
   endif()
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cusparse)
-    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${NCCL_ROOT}/include $ENV{NCCL_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS})
+    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
+                 HINTS ${NCCL_ROOT}/lib $ENV{NCCL_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR})
   endif()
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cusparse
      AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
@@ -28,11 +36,7 @@ if(NOT DGCN_CUDA STREQUAL "OFF")
     add_library(dgcn_nccl INTERFACE)
     target_include_directories(dgcn_nccl INTERFACE ${NCCL_INCLUDE_DIR})
     target_link_libraries(dgcn_nccl INTERFACE ${NCCL_LIBRARY})
-    if(DGCN_WITH_TORCH AND DGCN_TORCH_HAS_CUDA)
-      set(DGCN_HAVE_TORCH_CUDA ON)
-    endif()
-    message(STATUS "dgcn: CUDA ${CUDAToolkit_VERSION} with cuSPARSE and NCCL (${NCCL_LIBRARY}); "
-                   "torch CUDA glue: ${DGCN_HAVE_TORCH_CUDA}")
+    message(STATUS "dgcn: CUDA ${CUDAToolkit_VERSION} with cuSPARSE and NCCL (${NCCL_LIBRARY})")
   elseif(DGCN_CUDA STREQUAL "ON")
     message(FATAL_ERROR "DGCN_CUDA=ON but the CUDA toolkit, cuSPARSE or NCCL was not found "
                         "(nvcc: '${CMAKE_CUDA_COMPILER}', NCCL: '${NCCL_LIBRARY}')")

@@ -46,7 +46,11 @@ if(DGCN_WITH_TORCH)
   if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
     set(DGCN_TORCH_HAS_CUDA ON)
   endif()
-  message(STATUS "dgcn: LibTorch ${Torch_VERSION} (CUDA: ${DGCN_TORCH_HAS_CUDA})")
+  if(DGCN_HAVE_CUDA AND DGCN_TORCH_HAS_CUDA)
+    set(DGCN_HAVE_TORCH_CUDA ON)
+  endif()
+  message(STATUS "dgcn: LibTorch ${Torch_VERSION} (CUDA: ${DGCN_TORCH_HAS_CUDA}; "
+                 "torch CUDA glue: ${DGCN_HAVE_TORCH_CUDA})")
 endif()
 
 if(DGCN_BUILD_TESTS)

@@ -13,7 +13,7 @@
 #   scripts/gpu-check.sh [--deps DIR] [--report FILE] [--jobs N] [--skip-build]
 #   scripts/gpu-check.sh --cpu-only [--build DIR]   (the CPU epoch and the report, on any machine)
 #
-#   --deps DIR    the folder made by ../shared/gpu-host/pack-debs.sh (its env.sh is sourced);
+#   --deps DIR    the folder made by scripts/gpu-pack-deps.sh (its env.sh is sourced);
 #                 default: $DGCN_GPU_DEPS, else shared/gpu-host-debs, else none (system packages)
 #   --cpu-only    no GPU steps: checks the script's CPU parts where no GPU is lent
 # Exit status: 0 all steps passed; 1 a step failed (the report says which);
@@ -96,11 +96,22 @@ last_json() { grep -E '^\{' "$log_dir/$1.log" | tail -1 || true; }
 configure_and_build() {
   # shellcheck disable=SC1091
   [ -n "$deps" ] && source "$deps/env.sh"
-  local generator=()
-  command -v ninja >/dev/null && generator=(-G Ninja)
+  local generator=() keep_going=(-k)
+  command -v ninja >/dev/null && { generator=(-G Ninja); keep_going=(-k 0); }
+  # nvcc: on PATH, else the toolkit's usual place. NCCL: the nvidia-nccl wheel
+  # the Python torch loads, when the toolkit has none. USE_SYSTEM_NVTX: a pip
+  # torch's cmake then takes NVTX3 from the toolkit's headers.
+  local nvcc nccl_root
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
+  echo "nvcc: $nvcc ($("$nvcc" --version | tail -1)); NCCL_ROOT: ${nccl_root:-none}"
+  python3 -c 'import torch; print("python torch", torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null || true
   cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DDGCN_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DDGCN_BUILD_TESTS=ON &&
-    cmake --build "$build" --parallel "$jobs" --target models_test dgcn-spmm-bench dgcn-train dgcn-prep
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 -DUSE_SYSTEM_NVTX=ON \
+    ${nccl_root:+-DNCCL_ROOT="$nccl_root"} -DDGCN_BUILD_TESTS=ON &&
+    # Keep going past a failed translation unit: one run shows every error.
+    cmake --build "$build" --parallel "$jobs" --target models_test dgcn-spmm-bench dgcn-train dgcn-prep \
+      -- "${keep_going[@]}"
 }
 
 if [ "$cpu_only" -eq 0 ] && [ "$skip_build" -eq 0 ]; then

@@ -1,6 +1,8 @@
 // See Note [Counter-based dropout] in dropout_kernel.h.
 #include "models/cpu/dropout_kernel.h"
 
+#include "base/simd_clones.h"
+
 #include <cmath>
 
 namespace dgcn::cpu {
@@ -16,7 +18,6 @@ __attribute__((always_inline)) inline uint32_t hash32(uint32_t i, uint32_t k0, u
   return h ^ k1;
 }
 
-#define DGCN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
 DGCN_SIMD_CLONES void relu_dropout_loop(const float* __restrict x, float* __restrict y, uint32_t k0,
                                         uint32_t k1, uint32_t threshold, float scale, int64_t begin,

@@ -1,5 +1,7 @@
 #include "models/cpu/spmm_kernel.h"
 
+#include "base/simd_clones.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -168,8 +170,6 @@ bool have_avx512() {
   return yes;
 }
 
-// Generic loops: one clone per instruction set; the loader picks the best the CPU has.
-#define DGCN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
 DGCN_SIMD_CLONES void rows_i32(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
                                int64_t f, int64_t rb, int64_t re) {
