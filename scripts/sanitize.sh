@@ -3,7 +3,7 @@
 #   scripts/sanitize.sh torch-free [ctest args...]
 #       clang-14: ASan+UBSan, -Wthread-safety, no LibTorch (build-asan/): the tests of
 #       base/ graph/ sampling/ datasets/ bench/ and the torch-free apps, and
-#       the fuzz regression replays; then a 5 s fuzz smoke run of every
+#       the fuzz regression replays; then a 2 s fuzz smoke run of every
 #       harness (scripts/fuzz.sh shares this build). CI runs this mode.
 #   scripts/sanitize.sh address [ctest args...]
 #       gcc: ASan+UBSan over the whole suite, LibTorch included (build-asan-torch/).
@@ -42,7 +42,7 @@ case "$mode" in
     scripts/fuzz.sh --configure-only
     cmake --build build-asan --parallel "$jobs"
     ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)" --timeout 900 "$@"
-    scripts/fuzz.sh --seconds 5
+    scripts/fuzz.sh --seconds 2
     ;;
   address)
     # LibTorch is not instrumented; its own leaks at exit (static registries)

@@ -18,7 +18,6 @@ __attribute__((always_inline)) inline uint32_t hash32(uint32_t i, uint32_t k0, u
   return h ^ k1;
 }
 
-
 DGCN_SIMD_CLONES void relu_dropout_loop(const float* __restrict x, float* __restrict y, uint32_t k0,
                                         uint32_t k1, uint32_t threshold, float scale, int64_t begin,
                                         int64_t end) {

@@ -170,7 +170,6 @@ bool have_avx512() {
   return yes;
 }
 
-
 DGCN_SIMD_CLONES void rows_i32(const CsrRef<int32_t>& a, const float* x, int64_t ldx, float* y, int64_t ldy,
                                int64_t f, int64_t rb, int64_t re) {
   rows_body(a, x, ldx, y, ldy, f, rb, re);

@@ -194,7 +194,8 @@ TEST(Gcn, CudaForwardAndGradientsMatchCpu) {
     std::vector<CsrTensor> adj_gpu;
     for (const auto& a : adj) adj_gpu.push_back(a.to(device));
     const auto loss_cpu = torch::nn::functional::cross_entropy(cpu->forward(adj, x), y);
-    const auto loss_gpu = torch::nn::functional::cross_entropy(gpu->forward(adj_gpu, x.to(device)), y.to(device));
+    const auto loss_gpu =
+        torch::nn::functional::cross_entropy(gpu->forward(adj_gpu, x.to(device)), y.to(device));
     loss_cpu.backward();
     loss_gpu.backward();
     EXPECT_NEAR(loss_gpu.item<double>(), loss_cpu.item<double>(), 1e-5);
