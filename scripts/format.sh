@@ -7,10 +7,9 @@ cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files '*.h' '*.hpp' '*.cpp' '*.cu' '*.cuh')
 [ ${#files[@]} -gt 0 ] || exit 0
 if [ "${1:-}" = "--check" ]; then
-  bad=()
-  for f in "${files[@]}"; do
-    if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then bad+=("$f"); fi
-  done
+  # One clang-format per file (so a failure names it), on every core.
+  mapfile -t bad < <(printf '%s\0' "${files[@]}" | xargs -0 -n 8 -P "$(nproc)" sh -c \
+    'for f do clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || echo "$f"; done' sh | sort)
   if [ ${#bad[@]} -gt 0 ]; then
     echo "format: these files differ from .clang-format (run scripts/format.sh):" >&2
     printf '  %s\n' "${bad[@]}" >&2
