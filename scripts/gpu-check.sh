@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
 done
 if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then echo "gpu-check: --jobs '$jobs' is not a positive number" >&2; exit 2; fi
 if [ -n "$deps" ] && [ ! -f "$deps/env.sh" ]; then
-  echo "gpu-check: --deps $deps has no env.sh (make it with ../shared/gpu-host/pack-debs.sh DIR)" >&2
+  echo "gpu-check: --deps $deps has no env.sh (make it with scripts/gpu-pack-deps.sh DIR)" >&2
   exit 2
 fi
 [ -z "$deps" ] && [ -f shared/gpu-host-debs/env.sh ] && deps=shared/gpu-host-debs
