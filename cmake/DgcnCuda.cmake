@@ -1,7 +1,7 @@
 # DGCN_CUDA=AUTO|ON|OFF: find the CUDA toolkit, cuSPARSE and NCCL.
 # DGCN_HAVE_CUDA       plain CUDA kernels (cuda/ folders) are compiled
 # DGCN_HAVE_TORCH_CUDA torch-facing CUDA glue is compiled as well (needs a CUDA
-#                      LibTorch; decided in DgcnDependencies.cmake once Torch is found)
+#                      LibTorch; decided in DgcnTorch.cmake once Torch is found)
 # Included before DgcnDependencies: a CUDA LibTorch 2.x's own cmake compares
 # the CUDA language's compiler version with the toolkit's, so the language
 # must be enabled before find_package(Torch).
@@ -10,6 +10,7 @@
 # libnccl.so.2).
 set(DGCN_HAVE_CUDA OFF)
 set(DGCN_HAVE_TORCH_CUDA OFF)
+set(DGCN_NCCL_VERSION "")
 if(NOT DGCN_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
@@ -33,10 +34,14 @@ if(NOT DGCN_CUDA STREQUAL "OFF")
     endif()
     set(CMAKE_CUDA_STANDARD 17)
     set(DGCN_HAVE_CUDA ON)
+    # NCCL's version, for --version (nccl.h: #define NCCL_MAJOR 2 ...).
+    file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" dgcn_nccl_lines REGEX "#define NCCL_(MAJOR|MINOR|PATCH) ")
+    string(REGEX REPLACE ".*NCCL_MAJOR ([0-9]+).*NCCL_MINOR ([0-9]+).*NCCL_PATCH ([0-9]+).*" "\\1.\\2.\\3"
+           DGCN_NCCL_VERSION "${dgcn_nccl_lines}")
     add_library(dgcn_nccl INTERFACE)
     target_include_directories(dgcn_nccl INTERFACE ${NCCL_INCLUDE_DIR})
     target_link_libraries(dgcn_nccl INTERFACE ${NCCL_LIBRARY})
-    message(STATUS "dgcn: CUDA ${CUDAToolkit_VERSION} with cuSPARSE and NCCL (${NCCL_LIBRARY})")
+    message(STATUS "dgcn: CUDA ${CUDAToolkit_VERSION} with cuSPARSE and NCCL ${DGCN_NCCL_VERSION} (${NCCL_LIBRARY})")
   elseif(DGCN_CUDA STREQUAL "ON")
     message(FATAL_ERROR "DGCN_CUDA=ON but the CUDA toolkit, cuSPARSE or NCCL was not found "
                         "(nvcc: '${CMAKE_CUDA_COMPILER}', NCCL: '${NCCL_LIBRARY}')")

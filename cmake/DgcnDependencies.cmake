@@ -1,6 +1,16 @@
-# Every outside library dgcn uses, found once here (Debian 12 packages; see
-# scripts/install-deps.sh). On the CUDA host, ../shared/gpu-host/env.sh points
-# CMAKE_PREFIX_PATH at an unpacked copy of the same packages.
+# Every outside library dgcn uses, found once here: Debian 12 packages and
+# LibTorch from the pinned Python environment (scripts/install-deps.sh,
+# cmake/DgcnTorch.cmake). On a CUDA host without a package registry,
+# scripts/gpu-pack-deps.sh's bundle points CMAKE_PREFIX_PATH at an unpacked
+# copy of the same Debian packages.
+# The Python of dgcn's environment (scripts/env.sh puts it first on PATH):
+# LibTorch is its torch (cmake/DgcnTorch.cmake) and the tests run it.
+set(DGCN_PYTHON "" CACHE FILEPATH "The Python whose torch dgcn builds against and whose tests use (default: python3 on PATH)")
+if(NOT DGCN_PYTHON)
+  find_program(DGCN_PYTHON_FOUND NAMES python3 python NO_CACHE)
+  set(DGCN_PYTHON "${DGCN_PYTHON_FOUND}" CACHE FILEPATH "" FORCE)
+endif()
+
 find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
@@ -39,18 +49,7 @@ if(NOT TARGET libzip::zip)
 endif()
 
 if(DGCN_WITH_TORCH)
-  find_package(Torch REQUIRED)
-  # Torch's imported flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) must reach every
-  # TU that includes torch headers; they come with the `torch` target.
-  set(DGCN_TORCH_HAS_CUDA OFF)
-  if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
-    set(DGCN_TORCH_HAS_CUDA ON)
-  endif()
-  if(DGCN_HAVE_CUDA AND DGCN_TORCH_HAS_CUDA)
-    set(DGCN_HAVE_TORCH_CUDA ON)
-  endif()
-  message(STATUS "dgcn: LibTorch ${Torch_VERSION} (CUDA: ${DGCN_TORCH_HAS_CUDA}; "
-                 "torch CUDA glue: ${DGCN_HAVE_TORCH_CUDA})")
+  include(DgcnTorch)
 endif()
 
 if(DGCN_BUILD_TESTS)

@@ -8,7 +8,6 @@
 #include <netdb.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
-#include <torch/version.h>
 #include <unistd.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -23,23 +22,14 @@
 #include <thread>
 #include <vector>
 
-// Note [LibTorch 1.13 vs 2.x]
-// In LibTorch 1.x, ProcessGroupGloo and ProcessGroupNCCL derive from
-// c10d::ProcessGroup. In 2.x they derive from c10d::Backend, and
-// c10d::ProcessGroup became a wrapper that dispatches to backends. Both bases
-// offer the same allreduce/broadcast returning c10d::Work, and the two
-// classes keep their (store, rank, size, options) constructors, so the only
-// difference for us is the name of the base: `C10dBackend` below.
-#if TORCH_VERSION_MAJOR >= 2
+// ProcessGroupGloo and ProcessGroupNCCL derive from c10d::Backend (the
+// c10d::ProcessGroup of LibTorch 2.x is a wrapper that dispatches to
+// backends); we hold them as Backends.
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 using C10dBackend = c10d::Backend;
-#else
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-using C10dBackend = c10d::ProcessGroup;
-#endif
 
-// The c10d headers guard each backend with USE_C10D_<NAME>; CMake defines
-// them when the headers (and, for NCCL, a CUDA LibTorch) are there.
+// The c10d headers guard each backend with USE_C10D_<NAME>: Gloo comes with
+// every LibTorch target, NCCL with a CUDA LibTorch and the toolkit (CMake).
 #ifdef USE_C10D_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif

@@ -12,6 +12,8 @@
 # build-asan/corpus/<target>, findings go to build-asan/findings/<target>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The environment's python3 (numpy, scipy) writes the corpora.
+source scripts/env.sh
 seconds=10
 runs=0
 jobs=1
@@ -48,7 +50,7 @@ cmake --build $build --parallel "${DGCN_BUILD_JOBS:-$(nproc)}" --target dgcn-pre
 
 corpus=$build/corpus
 if [ ! -d "$corpus/gcn_fuzz" ]; then
-  /usr/bin/python3 fuzz/make_corpus.py "$corpus"
+  python3 fuzz/make_corpus.py "$corpus"
   mkdir -p "$corpus/gcn_fuzz"
   prep=$build/bin/dgcn-prep
   for seed in "$corpus"/npz_fuzz/*; do
@@ -69,7 +71,7 @@ if [ ! -d "$corpus/partition_fuzz" ]; then
   for method in metis random; do
     "$prep" partition "$corpus/seed.gcn" --parts 2 --method $method --out "$parts" >/dev/null 2>&1
     mkdir -p "$corpus/partition_fuzz"
-    /usr/bin/python3 -c 'import struct, sys
+    python3 -c 'import struct, sys
 out = open(sys.argv[1], "wb")
 for f in sys.argv[2:]:
     b = open(f, "rb").read()

@@ -15,6 +15,8 @@
 # ASan/TSan exit non-zero). Exit status: ctest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# LibTorch and the tests' Python: the environment of scripts/install-deps.sh.
+source scripts/env.sh
 mode=${1:-}
 [ $# -gt 0 ] && shift
 generator=()

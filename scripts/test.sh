@@ -15,6 +15,7 @@ phase() {
   echo "test.sh: $name took $(( $(date +%s) - start )) s" >&2
 }
 phase install-deps scripts/install-deps.sh
+source scripts/env.sh
 phase format-check scripts/format.sh --check
 # CUDA sources (when the toolkit is here) compile for Hopper only: this build
 # keeps them compiling; a build for use (scripts/build.sh) targets sm_80 and sm_90.

@@ -27,6 +27,20 @@ struct CommandResult {
   std::string out, err;
 };
 
+// The Python of dgcn's environment (scripts/requirements.lock: torch, numpy,
+// scipy) as CMake found it: ctest passes it as DGCN_PYTHON; a test binary
+// run by hand falls back to python3 on PATH (after `source scripts/env.sh`).
+inline std::string python() {
+  const char* p = std::getenv("DGCN_PYTHON");
+  return p != nullptr && *p != '\0' ? p : "python3";
+}
+
+// torchrun of that environment, beside its python.
+inline std::string torchrun() {
+  const std::filesystem::path py = python();
+  return py.has_parent_path() ? (py.parent_path() / "torchrun").string() : "torchrun";
+}
+
 // Runs `command` with /bin/sh, capturing stdout and stderr through files in `scratch`.
 inline CommandResult run_command(const std::string& command, const ScratchDir& scratch) {
   static int counter = 0;

@@ -2,7 +2,10 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/Dict.h>
+#include <caffe2/serialize/inline_container.h>
 #include <fmt/format.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/serialize.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -173,6 +176,34 @@ LoadedCheckpoint parse(const std::vector<char>& bytes, const std::string& what) 
   return out;
 }
 
+// Note [Checkpoints torch.load reads]
+// torch::pickle_save's pickler tags every dict with its TorchScript type
+// (a call of torch.jit._pickle.restore_type_tag), which Python's torch.load
+// refuses by default since PyTorch 2.6 (weights_only=True allows no such
+// call). The archive is written as pickle_save writes it (data.pkl and
+// data/N in a zip), from a pickler that leaves the tags out: plain
+// `torch.load(path)` reads it, and torch::pickle_load reads it back the same.
+std::vector<char> pickle_save_untagged(const c10::IValue& value) {
+  std::vector<char> pickled;
+  torch::jit::Pickler pickler(
+      [&pickled](const char* data, size_t size) { pickled.insert(pickled.end(), data, data + size); },
+      /*tensor_table=*/nullptr, /*type_renamer=*/nullptr,
+      /*memoized_class_types=*/nullptr, /*get_tensor_id=*/nullptr,
+      /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::vector<char> archive;
+  caffe2::serialize::PyTorchStreamWriter writer([&archive](const void* data, size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    archive.insert(archive.end(), bytes, bytes + size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(), writer);
+  writer.writeEndOfFile();
+  return archive;
+}
+
 }  // namespace
 
 std::vector<char> encode_checkpoint(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
@@ -208,7 +239,7 @@ std::vector<char> encode_checkpoint(const torch::nn::Module& model, const torch:
       at::empty({static_cast<int64_t>(archive_bytes.size())}, at::TensorOptions().dtype(at::kByte));
   std::memcpy(blob.data_ptr(), archive_bytes.data(), archive_bytes.size());
   dict.insert("optimizer", blob);
-  return torch::pickle_save(c10::IValue(dict));
+  return pickle_save_untagged(c10::IValue(dict));  // Note [Checkpoints torch.load reads]
 }
 
 std::string write_checkpoint(const std::string& dir, const CheckpointState& state,

@@ -47,7 +47,9 @@ const CLI::Validator kNonNegative = number_check(
     ">= 0", [](double v) { return v >= 0; }, "must be >= 0");
 
 void setup(CLI::App& app, const std::string& binary) {
-  app.set_version_flag("--version", binary + " " + dgcn_version(), "Print the version and exit");
+  app.set_version_flag(
+      "--version", binary + " " + dgcn_version() + "\n" + build_description(),
+      "Print the version, the LibTorch and whether CUDA, cuSPARSE and NCCL are compiled in, and exit");
   app.option_defaults()->always_capture_default();
   // A flag given twice: the last one counts (a script's defaults, then the user's).
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -175,18 +175,13 @@ TEST_F(DgcnMnist, BadInputIsAClearErrorWithExitStatus1AndBadUsage2) {
 }
 
 TEST_F(DgcnMnist, RunsUnderTorchrun) {
-  const std::string torchrun = "/usr/bin/torchrun";
-  if (!std::filesystem::exists(torchrun)) GTEST_SKIP() << torchrun << " is absent (Debian python3-torch)";
   auto ours = mnist("--epochs 1 --nproc-per-node 2");
   ASSERT_EQ(ours.exit_code, 0) << ours.err;
   // torchrun hosts the store itself (TORCHELASTIC_USE_AGENT_STORE=True); the
-  // ranks connect to it as clients. Debian's torchrun 1.13 on Python 3.11
-  // crashes parsing its default --redirects/--tee "0" (3.11 no longer yields
-  // the zero flag when iterating an IntFlag); "1:1" only redirects local rank
-  // 1's stdout to --log_dir, which prints nothing.
-  auto r = run_command(torchrun + " --nproc_per_node 2 --master_port " + std::to_string(find_free_port()) +
-                           " --redirects 1:1 --tee 1:1 --log_dir " + (scratch_.file("torchrun-logs")) +
-                           " --no_python " + kMnist + " --data " + data_ + " --timeout 30 --epochs 1",
+  // ranks connect to it as clients.
+  auto r = run_command(testing::torchrun() + " --nproc_per_node 2 --master_port " +
+                           std::to_string(find_free_port()) + " --no_python " + kMnist + " --data " + data_ +
+                           " --timeout 30 --epochs 1",
                        scratch_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json s = summary_of(r);

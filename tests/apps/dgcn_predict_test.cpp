@@ -97,9 +97,7 @@ TEST_F(DgcnPredict, TestAccuracyFromClassNpyEqualsDgcnTrainsAndRanksAgree) {
 }
 
 TEST_F(DgcnPredict, NumpyReadsEveryFile) {
-  const std::string python = "/usr/bin/python3";
-  if (testing::run_command(python + " -c 'import numpy'", scratch_).exit_code != 0)
-    GTEST_SKIP() << "no numpy";
+  const std::string python = testing::python();
   trained();
   const std::string out = scratch_.file("p");
   ASSERT_EQ(predict("--checkpoint " + ckpt_ + " --data " + data_ + " --out " + out +

@@ -33,8 +33,6 @@ using testing::run_command;
 using testing::ScratchDir;
 using testing::summary_of;
 
-constexpr const char* kPython = "/usr/bin/python3";
-
 // rank -> the param_digest that rank logged ("[rank R] ... param_digest D").
 std::map<int, std::string> logged_digests(const std::string& err) {
   std::map<int, std::string> out;
@@ -395,15 +393,10 @@ TEST_F(DgcnTrain, NodesReadingDifferentCopiesOfTheStoreStopNamingTheDigest) {
 }
 
 TEST_F(DgcnTrain, RunsUnderTorchrun) {
-  const std::string torchrun = "/usr/bin/torchrun";
-  if (!std::filesystem::exists(torchrun)) GTEST_SKIP() << torchrun << " is absent (Debian python3-torch)";
   auto ours = train("--epochs 1 --nproc-per-node 2");
   ASSERT_EQ(ours.exit_code, 0) << ours.err;
-  // See dgcn_mnist_test.cpp for why --redirects/--tee 1:1 (Debian's torchrun
-  // 1.13 on Python 3.11).
-  auto r = run_command(torchrun + " --nproc_per_node 2 --master_port " + std::to_string(find_free_port()) +
-                           " --redirects 1:1 --tee 1:1 --log_dir " + scratch_.file("torchrun-logs") +
-                           " --no_python " + command("--epochs 1"),
+  auto r = run_command(testing::torchrun() + " --nproc_per_node 2 --master_port " +
+                           std::to_string(find_free_port()) + " --no_python " + command("--epochs 1"),
                        scratch_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json s = summary_of(r);
@@ -412,10 +405,6 @@ TEST_F(DgcnTrain, RunsUnderTorchrun) {
 }
 
 TEST_F(DgcnTrain, TorchLoadInPythonReadsTheCheckpoint) {
-  if (!std::filesystem::exists(kPython) ||
-      run_command(std::string(kPython) + " -c 'import torch'", scratch_).exit_code != 0) {
-    GTEST_SKIP() << kPython << " with torch (Debian python3-torch) is not installed";
-  }
   const std::string ckpt = scratch_.file("ckpt");
   auto r = train("--epochs 2 --nproc-per-node 2 --checkpoint " + ckpt);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -428,7 +417,7 @@ TEST_F(DgcnTrain, TorchLoadInPythonReadsTheCheckpoint) {
          "  'world_size': int(d['world_size']), 'best_epoch': float(d['extra.best_epoch']),\n"
          "  'config': json.loads(d['config']),\n"
          "  'shapes': {k: list(v.shape) for k, v in state.items()}}))\n";
-  auto py = run_command(std::string(kPython) + " " + script + " " + ckpt + "/checkpoint-000002.pt", scratch_);
+  auto py = run_command(testing::python() + " " + script + " " + ckpt + "/checkpoint-000002.pt", scratch_);
   ASSERT_EQ(py.exit_code, 0) << py.err;
   json d = json::parse(py.out);
   EXPECT_EQ(d["epoch"], 2);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "run_command.h"  // python()
 
 namespace dgcn::testing {
 
@@ -47,7 +48,7 @@ void run_python(const std::string& script, const fs::path& cwd) {
   write_text(file.string(), script);
   const std::string log = (cwd / "make_fixture.log").string();
   const std::string cmd =
-      "cd '" + cwd.string() + "' && /usr/bin/python3 make_fixture.py > '" + log + "' 2>&1";
+      "cd '" + cwd.string() + "' && '" + python() + "' make_fixture.py > '" + log + "' 2>&1";
   int rc = std::system(cmd.c_str());
   if (rc != 0) {
     std::ifstream in(log);

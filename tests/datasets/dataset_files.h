@@ -1,6 +1,6 @@
 // Helpers for the dataset reader tests: a temporary folder, files written in
 // the real outside layouts (gzip text with zlib, .npy/.npz with numpy/scipy
-// through /usr/bin/python3), and catching a reader's error message.
+// through the environment's Python, testing::python()), and catching a reader's error message.
 #pragma once
 
 #include <filesystem>
@@ -29,7 +29,7 @@ class TempDir {
 void write_gz(const std::string& path, const std::string& text);
 void write_text(const std::string& path, const std::string& text);
 
-// Runs `script` with /usr/bin/python3 (numpy, scipy) in `cwd`; fails the
+// Runs `script` with the environment's Python (numpy, scipy) in `cwd`; fails the
 // test with the script's output when it does not exit 0.
 void run_python(const std::string& script, const std::filesystem::path& cwd);
 

@@ -168,9 +168,8 @@ TEST(Gcn, FullNeighbourhoodBlocksGiveFullGraphGcn) {
 // every gradient equal to the CPU's (cuSPARSE sums in another order, so to
 // float rounding). Skips where no GPU is visible.
 TEST(Gcn, CudaForwardAndGradientsMatchCpu) {
-  if (!spmm_has_cuda() || !torch::cuda::is_available()) {
-    GTEST_SKIP() << "no CUDA: this build has no torch CUDA glue or no GPU is visible";
-  }
+  if (!spmm_has_cuda()) GTEST_SKIP() << "this build has no torch CUDA glue (see --version)";
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "the CUDA glue is built, but no GPU is visible";
   torch::manual_seed(6);
   const GraphStore s = varied_store();
   const std::vector<int64_t> seeds{8, 0, 12, 6, 19};

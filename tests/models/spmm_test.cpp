@@ -129,9 +129,8 @@ TEST(Spmm, NoGradientWorkWhenInputNeedsNone) {
 }
 
 TEST(Spmm, CudaMatchesCpu) {
-  if (!spmm_has_cuda() || !torch::cuda::is_available()) {
-    GTEST_SKIP() << "no CUDA: this build has no torch CUDA glue or no GPU is visible";
-  }
+  if (!spmm_has_cuda()) GTEST_SKIP() << "this build has no torch CUDA glue (see --version)";
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "the CUDA glue is built, but no GPU is visible";
   const CsrTensor a = random_csr(500, 400, 7);
   const auto x = torch::randn({400, 48});
   const torch::Device gpu(torch::kCUDA, 0);
