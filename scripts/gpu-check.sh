@@ -99,16 +99,25 @@ configure_and_build() {
   local generator=() keep_going=(-k)
   command -v ninja >/dev/null && { generator=(-G Ninja); keep_going=(-k 0); }
   # nvcc: on PATH, else the toolkit's usual place. NCCL: the nvidia-nccl wheel
-  # the Python torch loads, when the toolkit has none. USE_SYSTEM_NVTX: a pip
-  # torch's cmake then takes NVTX3 from the toolkit's headers.
+  # the Python torch loads, when the toolkit has none. LibTorch: that Python's
+  # torch (cmake/DgcnTorch.cmake asks python3).
   local nvcc nccl_root
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
   echo "nvcc: $nvcc ($("$nvcc" --version | tail -1)); NCCL_ROOT: ${nccl_root:-none}"
-  python3 -c 'import torch; print("python torch", torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null || true
+  # The same LibTorch as CI: the host's Python torch must be the version
+  # scripts/requirements.lock pins (CI builds against that wheel).
+  local pinned have
+  pinned=$(sed -n 's/^torch==//p' scripts/requirements.lock)
+  have=$(python3 -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || echo none)
+  echo "python torch $have (scripts/requirements.lock pins $pinned)"
+  if [ "$have" != "$pinned" ]; then
+    echo "gpu-check: this host's Python torch is $have, CI builds against $pinned" >&2
+    return 1
+  fi
   cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DDGCN_CUDA=ON \
-    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 -DUSE_SYSTEM_NVTX=ON \
-    ${nccl_root:+-DNCCL_ROOT="$nccl_root"} -DDGCN_BUILD_TESTS=ON &&
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DDGCN_PYTHON="$(command -v python3)" ${nccl_root:+-DNCCL_ROOT="$nccl_root"} -DDGCN_BUILD_TESTS=ON &&
     # Keep going past a failed translation unit: one run shows every error.
     cmake --build "$build" --parallel "$jobs" --target models_test dgcn-spmm-bench dgcn-train dgcn-prep \
       -- "${keep_going[@]}"

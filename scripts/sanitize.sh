@@ -23,10 +23,9 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 jobs=${DGCN_BUILD_JOBS:-$(nproc)}
 
-# configure DIR cmake-args...: the LibTorch builds use gcc, since LibTorch
-# 1.13's headers do not compile with clang-14 in C++20 (c10::IValue is still
-# incomplete where std::vector<IValue> needs it); -Wthread-safety (clang) is
-# checked by the torch-free build.
+# configure DIR cmake-args...: the LibTorch builds use gcc, the compiler the
+# torch wheel is built with (LibTorch 1.13's headers did not even compile with
+# clang-14 in C++20); -Wthread-safety (clang) is checked by the torch-free build.
 configure() {
   local dir=$1
   shift
