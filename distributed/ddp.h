@@ -28,8 +28,10 @@
 // bucket by the world size, which averages every .grad in place.
 //
 // The aliases are made with set_() on the bucket's storage, not with narrow():
-// LibTorch 1.13's optimizer.zero_grad() calls detach_() on every .grad, which
-// autograd refuses for views.
+// optimizer.zero_grad(/*set_to_none=*/false) calls detach_() on every .grad,
+// which autograd refuses for views. With LibTorch 2.x's default
+// zero_grad() (set_to_none) a .grad is undefined at the next backward, and
+// the hook adopts the fresh one into its slot (one copy).
 //
 // Note [Unused parameters]
 // A parameter may get no gradient on some ranks (a branch not taken). Its
