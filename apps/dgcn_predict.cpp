@@ -21,8 +21,8 @@
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "graph/gcn_format.h"
-#include "graph/partition_files.h"
 #include "models/spmm.h"
+#include "partition/partition_files.h"
 #include "train/omp_waits.h"
 #include "train/predict.h"
 

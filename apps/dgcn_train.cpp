@@ -29,9 +29,9 @@
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "graph/gcn_format.h"
-#include "graph/partition_files.h"
 #include "models/cpu_allocator.h"
 #include "models/spmm.h"
+#include "partition/partition_files.h"
 #include "train/gcn_run.h"
 #include "train/metrics_log.h"
 #include "train/omp_waits.h"
@@ -344,10 +344,12 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
         }
       });
   // What each rank held: the graph's arrays and its peak resident memory.
-  std::vector<double> memory(2 * static_cast<size_t>(env.world_size), 0.0);
-  memory[static_cast<size_t>(env.rank)] = static_cast<double>(store.bytes());
-  memory[static_cast<size_t>(env.world_size + env.rank)] = peak_rss_bytes();
-  memory = group->sum_over_ranks(std::move(memory));
+  std::vector<double> graph_bytes, peak_rss;
+  for (const auto& rank_memory :
+       dgcn::all_gather(*group, std::vector<double>{static_cast<double>(store.bytes()), peak_rss_bytes()})) {
+    graph_bytes.push_back(rank_memory[0]);
+    peak_rss.push_back(rank_memory[1]);
+  }
   group->shutdown();
   if (!rank0) return 0;
 
@@ -372,9 +374,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
       {"eval_s", s.eval_s},
       {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
       {"param_digest", s.param_digest},
-      {"memory",
-       {{"graph_bytes", std::vector<double>(memory.begin(), memory.begin() + env.world_size)},
-        {"peak_rss_bytes", std::vector<double>(memory.begin() + env.world_size, memory.end())}}},
+      {"memory", {{"graph_bytes", graph_bytes}, {"peak_rss_bytes", peak_rss}}},
       {"config", summary.config}};
   // The summary first: a plot that fails must not take the result with it.
   std::cout << out.dump() << std::endl;

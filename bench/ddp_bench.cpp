@@ -73,10 +73,10 @@ std::vector<double> time_modes(ProcessGroup& group, const DdpBenchOptions& o,
   }
   std::vector<double> slowest;
   for (auto& mode_ms : ms) {
-    std::vector<double> all(group.size(), 0.0);
-    all[group.rank()] = median(mode_ms);
-    all = group.sum_over_ranks(all);
-    slowest.push_back(*std::max_element(all.begin(), all.end()));
+    double slowest_rank = 0;
+    for (const auto& theirs : all_gather(group, std::vector<double>{median(mode_ms)}))
+      slowest_rank = std::max(slowest_rank, theirs[0]);
+    slowest.push_back(slowest_rank);
   }
   return slowest;
 }

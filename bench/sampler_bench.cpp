@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "base/random.h"
+#include "base/timing.h"
 #include "sampling/batch_memory.h"
 #include "sampling/loader.h"
 #include "sampling/seed_partition.h"
@@ -23,12 +24,6 @@
 namespace dgcn {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 struct ProcessUsage {
   double cpu_s = 0;

@@ -12,18 +12,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/timing.h"
 #include "models/cpu/spmm_kernel.h"
 #include "models/gcn.h"
 #include "models/spmm.h"
 
 namespace dgcn {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // The whole batch as one CSR tensor (every expanded row), values uniform in
 // [0, 1) from LibTorch's generator.

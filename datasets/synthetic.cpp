@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "base/random.h"
+#include "base/timing.h"
 #include "datasets/splits.h"
 #include "datasets/store_assembly.h"
 
@@ -34,11 +35,6 @@ constexpr int64_t kRowChunk = int64_t{1} << 12;
 // (Note [Edge count]); the estimate's relative error is ~1e-4.
 constexpr int64_t kEstimateSamples = int64_t{1} << 18;
 constexpr int kEstimateRounds = 4;
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Walker's alias method (Vose's construction): O(n) to build, O(1) and one
 // cache line per draw. Slot i gives `node` with probability `accept`, else

@@ -72,9 +72,7 @@ DistributedDataParallel::DistributedDataParallel(torch::nn::Module& module, Proc
     for (const auto& b : module.named_buffers(/*recurse=*/true)) {
       fields.push_back({"buffer " + b.key(), shape_and_dtype(b.value())});
     }
-    const std::string differences =
-        check_replicas(group.rank(), group.size(), fields,
-                       [&](std::vector<double> v) { return group.sum_over_ranks(std::move(v)); });
+    const std::string differences = check_replicas(group, fields);
     TORCH_CHECK(differences.empty(), differences);
   }
 

@@ -1,7 +1,6 @@
 #include "distributed/process_group.h"
 
 #include "base/error.h"
-#include "distributed/all_to_all.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -400,7 +399,7 @@ void ProcessGroup::barrier() {
   token.item<float>();  // for CUDA: the host waits for the stream too
 }
 
-std::vector<double> ProcessGroup::sum_over_ranks(std::vector<double> values) {
+std::vector<double> ProcessGroup::sum(std::vector<double> values) {
   if (values.empty()) return values;
   at::Tensor t = at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(impl_->device);
   allreduce_sum(t).wait();
@@ -417,19 +416,16 @@ void ProcessGroup::shutdown() {
   impl_->store.reset();
 }
 
-// ---------------------------------------------------------------------------
-// GroupAllToAll (distributed/all_to_all.h): here, so it costs no LibTorch TU of its own.
-
-void GroupAllToAll::exchange(const Messages& send, Messages& received) {
-  const int w = group_.size();
+void ProcessGroup::exchange(const Messages& send, Messages& received) {
+  const int w = size();
   DGCN_CHECK(send.count() == w, "all-to-all: {} messages for {} ranks", send.count(), w);
-  const c10::Device device = group_.device();
+  const c10::Device on = device();
   try {
     std::vector<int64_t> send_sizes(static_cast<size_t>(w)), ones(static_cast<size_t>(w), 1);
     for (int q = 0; q < w; ++q) send_sizes[static_cast<size_t>(q)] = send.size_of(q);
-    at::Tensor sizes_in = at::tensor(send_sizes, at::kLong).to(device);
+    at::Tensor sizes_in = at::tensor(send_sizes, at::kLong).to(on);
     at::Tensor sizes_out = at::empty({w}, sizes_in.options());
-    group_.alltoall(sizes_out, sizes_in, ones, ones).wait();
+    alltoall(sizes_out, sizes_in, ones, ones).wait();
     sizes_out = sizes_out.cpu();
     std::vector<int64_t> receive_sizes(sizes_out.data_ptr<int64_t>(), sizes_out.data_ptr<int64_t>() + w);
     received.offsets.assign(1, 0);
@@ -444,13 +440,13 @@ void GroupAllToAll::exchange(const Messages& send, Messages& received) {
                                   {static_cast<int64_t>(send.bytes.size())}, bytes);
     at::Tensor out =
         at::from_blob(received.bytes.data(), {static_cast<int64_t>(received.bytes.size())}, bytes);
-    if (device.is_cuda()) {
-      at::Tensor in_device = in.to(device);
+    if (on.is_cuda()) {
+      at::Tensor in_device = in.to(on);
       at::Tensor out_device = at::empty({out.numel()}, in_device.options());
-      group_.alltoall(out_device, in_device, receive_sizes, send_sizes).wait();
+      alltoall(out_device, in_device, receive_sizes, send_sizes).wait();
       out.copy_(out_device);
     } else {
-      group_.alltoall(out, in, receive_sizes, send_sizes).wait();
+      alltoall(out, in, receive_sizes, send_sizes).wait();
     }
   } catch (const c10::Error& e) {
     throw Error(e.what_without_backtrace());

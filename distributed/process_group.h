@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "distributed/rank_env.h"
+#include "partition/collectives.h"
 
 namespace dgcn {
 
@@ -53,7 +54,10 @@ class Work {
   std::unique_ptr<State> state_;
 };
 
-class ProcessGroup {
+// A process group is also the partitioned graph's Collectives
+// (partition/collectives.h): exchange() moves byte messages in two
+// all-to-alls (sizes, then bytes; through the GPU for NCCL).
+class ProcessGroup final : public Collectives {
  public:
   // Collective: every rank of `env` must call it. Rendezvous is c10d's
   // TCPStore at env.master_addr:master_port, hosted by rank 0 (or by torchrun's
@@ -63,8 +67,8 @@ class ProcessGroup {
   static std::unique_ptr<ProcessGroup> create(const RankEnv& env, const ProcessGroupOptions& options);
   ~ProcessGroup();  // releases without waiting for peers; call shutdown() first for a clean end
 
-  int rank() const;
-  int size() const;
+  int rank() const override;
+  int size() const override;
   CommBackend backend() const;
   // Where tensors handed to the collectives must live: CPU for Gloo,
   // cuda:LOCAL_RANK for NCCL.
@@ -83,10 +87,13 @@ class ProcessGroup {
   Work alltoall(at::Tensor output, at::Tensor input, std::vector<int64_t> output_splits,
                 std::vector<int64_t> input_splits);
   // Blocks until every rank has reached it.
-  void barrier();
+  void barrier() override;
   // Blocking: element-wise sums of `values` over ranks (float64), e.g. metric
   // counters. Every rank must pass the same number of values.
-  std::vector<double> sum_over_ranks(std::vector<double> values);
+  std::vector<double> sum(std::vector<double> values) override;
+  // Blocking: every rank's message to every rank (Collectives::exchange).
+  // Throws dgcn::Error naming the collective and the rank when it fails.
+  void exchange(const Messages& send, Messages& received) override;
 
   // Collective: waits for every rank (barrier), then releases the backend and
   // the store. Idempotent; no collective may follow.

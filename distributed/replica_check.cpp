@@ -116,23 +116,12 @@ std::string replica_differences(const std::vector<ReplicaRow>& rows) {
   return message;
 }
 
-std::string check_replicas(int rank, int world_size, const std::vector<ReplicaField>& fields,
-                           const SumOverRanks& sum_over_ranks) {
-  DGCN_ASSERT(rank >= 0 && rank < world_size);
-  std::vector<double> counts(static_cast<size_t>(world_size), 0.0);
-  counts[static_cast<size_t>(rank)] = static_cast<double>(fields.size());
-  counts = sum_over_ranks(std::move(counts));
-  const auto max_fields = static_cast<size_t>(*std::max_element(counts.begin(), counts.end()));
-
-  const size_t row_words = max_fields * kSlotWords;
-  std::vector<double> table(static_cast<size_t>(world_size) * row_words, 0.0);
-  const std::vector<double> row = encode_replica_row(fields, max_fields);
-  std::copy(row.begin(), row.end(), table.begin() + static_cast<ptrdiff_t>(rank * row_words));
-  table = sum_over_ranks(std::move(table));
-
+std::string check_replicas(Collectives& comm, const std::vector<ReplicaField>& fields) {
   std::vector<ReplicaRow> rows;
-  for (int r = 0; r < world_size; ++r) {
-    rows.push_back(decode_replica_row(table.data() + static_cast<size_t>(r) * row_words, max_fields));
+  for (const std::vector<double>& row : all_gather(comm, encode_replica_row(fields, fields.size()))) {
+    DGCN_CHECK(row.size() % kSlotWords == 0, "replica check: a row of {} words is not whole slots",
+               row.size());
+    rows.push_back(decode_replica_row(row.data(), row.size() / kSlotWords));
   }
   return replica_differences(rows);
 }

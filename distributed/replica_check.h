@@ -8,22 +8,21 @@
 // Note [Replica check exchange]
 // c10d's verify_replica0_across_processes compares shapes against rank 0's
 // after a broadcast of sizes; we need text (a message naming the field and
-// both values on every rank), so every rank's fields travel: two blocking
-// sums over ranks (the one collective every backend has). The first sums a
-// table of field counts (rank r writes slot r), the second a table of
-// fixed-size field slots (rank r writes row r, other rows stay zero, so the
-// sum is every rank's row). A slot holds a 64-bit digest of the whole name
-// and value (so long values differing past the slot still differ) and their
-// first bytes for the message, four bytes per double (exact in float64).
-// Both sums run under the group's collective timeout: a rank that is absent
-// or on another protocol fails the check by timeout, never hangs it.
+// both values on every rank), so every rank's fields travel, in one
+// all-gather (partition/collectives.h) of each rank's row of fixed-size
+// field slots. A slot holds a 64-bit digest of the whole name and value (so
+// long values differing past the slot still differ) and their first bytes
+// for the message, four bytes per double (exact in float64). The all-gather
+// runs under the group's collective timeout: a rank that is absent or on
+// another protocol fails the check by timeout, never hangs it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
+
+#include "partition/collectives.h"
 
 namespace dgcn {
 
@@ -35,8 +34,8 @@ struct ReplicaField {
 // What a field slot keeps of a name and value for the message (bytes).
 inline constexpr size_t kReplicaFieldTextBytes = 152;
 
-// Rank `rank`'s row of the slot table: `max_fields` slots, `fields` first,
-// the rest empty. Doubles of 4-byte words (Note [Replica check exchange]).
+// A rank's row of slots: `max_fields` slots, `fields` first, the rest empty. Doubles of 4-byte words (Note
+// [Replica check exchange]).
 std::vector<double> encode_replica_row(const std::vector<ReplicaField>& fields, size_t max_fields);
 
 // One rank's fields as the message shows them, and their digests.
@@ -52,11 +51,8 @@ ReplicaRow decode_replica_row(const double* row, size_t max_fields);
 //   replicas differ: rank 1 has data.digest = "9a.." where rank 0 has "1f.."
 std::string replica_differences(const std::vector<ReplicaRow>& rows);
 
-// Collective: every rank passes its fields and the group's blocking sum
-// over ranks. Returns replica_differences() of the exchanged rows: the same
-// text on every rank.
-using SumOverRanks = std::function<std::vector<double>(std::vector<double>)>;
-std::string check_replicas(int rank, int world_size, const std::vector<ReplicaField>& fields,
-                           const SumOverRanks& sum_over_ranks);
+// Collective over `comm`: every rank passes its fields. Returns
+// replica_differences() of the gathered rows: the same text on every rank.
+std::string check_replicas(Collectives& comm, const std::vector<ReplicaField>& fields);
 
 }  // namespace dgcn

@@ -2,7 +2,7 @@
 // dgcn-train --data DIR does (the manifest, then each part loaded and
 // checked against it).
 #include "fuzz/harness.h"
-#include "graph/partition_files.h"
+#include "partition/partition_files.h"
 
 DGCN_FUZZ_READER({
   const std::string dir =

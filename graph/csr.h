@@ -36,7 +36,7 @@ class Csr {
   // `what` (e.g. the file) otherwise.
   Csr(int64_t num_nodes, Buffer indptr, Buffer indices, IdWidth width, const std::string& what = "csr");
   // The rows of some nodes of a larger graph (one part of a partitioned
-  // graph, graph/partition.h): `num_rows` rows whose indices are node ids of
+  // graph, partition/partition.h): `num_rows` rows whose indices are node ids of
   // the whole graph, in [0, num_cols).
   Csr(int64_t num_rows, int64_t num_cols, Buffer indptr, Buffer indices, IdWidth width,
       const std::string& what = "csr");

@@ -21,7 +21,7 @@ enum class Task : uint8_t {
 const char* task_name(Task task);  // "none", "single-label", "multi-label"
 
 // Which part of a partitioned graph a store holds (dgcn-prep partition,
-// graph/partition.h), or none: count == 0 for a whole graph.
+// partition/partition.h), or none: count == 0 for a whole graph.
 //
 // A part owns some nodes of the whole graph and holds everything of them:
 // their complete CSR rows (neighbour ids are ids of the whole graph), feature

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "models/batch_tensors.h"
+#include "partition/owner_exchange.h"
 
 namespace dgcn {
 namespace {
@@ -168,7 +169,7 @@ struct Halo {
   std::vector<int32_t> degrees;             // full-graph degree of each halo node
 };
 
-Halo find_halo(const GraphStore& part, const PartMap& map, AllToAll& comm) {
+Halo find_halo(const GraphStore& part, const PartMap& map, Collectives& comm) {
   const int self = comm.rank(), w = comm.size();
   Halo halo;
   part.graph.visit_indices([&](auto indices) {
@@ -184,40 +185,25 @@ Halo find_halo(const GraphStore& part, const PartMap& map, AllToAll& comm) {
   for (int q = 0; q < w; ++q)
     halo.owner_begin[static_cast<size_t>(q) + 1] += halo.owner_begin[static_cast<size_t>(q)];
 
-  // Ids to their owners; each owner answers with their degrees.
-  Messages send, received;
-  for (int q = 0; q < w; ++q) {
-    const int64_t b = halo.owner_begin[static_cast<size_t>(q)],
-                  e = halo.owner_begin[static_cast<size_t>(q) + 1];
-    send.append_value<int64_t>(e - b);
-    send.append(
-        std::span<const int64_t>(halo.ids).subspan(static_cast<size_t>(b), static_cast<size_t>(e - b)));
-    send.end_message();
-  }
-  comm.exchange(send, received);
+  // Ids to their owners (Note [Asking the owners]); each owner answers with
+  // their degrees and keeps which of its rows each peer needs.
+  OwnerGroups groups;
+  groups.group(halo.ids, map);
+  OwnerRoundTrip trip(comm, map, "partitioned inference: a halo request");
   const auto degree = part.degrees();
   halo.serve.resize(static_cast<size_t>(w));
-  send.begin();
+  trip.run({}, groups, /*ask_self=*/false,
+           [&](int peer, std::span<const int64_t>, std::span<const int64_t> ids, Messages& answers) {
+             std::vector<int32_t> degrees;
+             for (int64_t v : ids) {
+               halo.serve[static_cast<size_t>(peer)].push_back(map.row(v));
+               degrees.push_back(degree[static_cast<size_t>(map.row(v))]);
+             }
+             answers.append(std::span<const int32_t>(degrees));
+           });
   for (int q = 0; q < w; ++q) {
-    MessageReader r(received.of(q), "partitioned inference: a halo request");
-    const auto m = r.value<int64_t>();
-    DGCN_CHECK(m >= 0, "partitioned inference: rank {} asked for {} rows", q, m);
-    std::vector<int32_t> degrees;
-    for (int64_t v : r.take<int64_t>(static_cast<size_t>(m))) {
-      DGCN_CHECK(v >= 0 && v < map.num_nodes() && map.owner(v) == self,
-                 "partitioned inference: rank {} asked part {} for node {}, which it does not own", q, self,
-                 v);
-      halo.serve[static_cast<size_t>(q)].push_back(map.row(v));
-      degrees.push_back(degree[static_cast<size_t>(map.row(v))]);
-    }
-    send.append(std::span<const int32_t>(degrees));
-    send.end_message();
-  }
-  comm.exchange(send, received);
-  for (int q = 0; q < w; ++q) {
-    MessageReader r(received.of(q), "partitioned inference: a degree answer");
-    const auto d = r.take<int32_t>(static_cast<size_t>(halo.owner_begin[static_cast<size_t>(q) + 1] -
-                                                       halo.owner_begin[static_cast<size_t>(q)]));
+    MessageReader r(trip.answer(q), "partitioned inference: a degree answer");
+    const auto d = r.take<int32_t>(groups.of(q).size());
     halo.degrees.insert(halo.degrees.end(), d.begin(), d.end());
   }
   return halo;
@@ -243,7 +229,7 @@ Csr local_rows(const GraphStore& part, const PartMap& map, const Halo& halo) {
 // Fills rows [n, n + halo) of x with the halo's rows of rows [0, n) of
 // every part's x (each owner sends the rows its peers need, gathered
 // straight into the message), in halo order.
-void fill_halo_rows(at::Tensor& x, int64_t n, const Halo& halo, AllToAll& comm) {
+void fill_halo_rows(at::Tensor& x, int64_t n, const Halo& halo, Collectives& comm) {
   const int w = comm.size();
   const int64_t d = x.size(1);
   const at::Tensor own = x.narrow(0, 0, n).cpu();  // a view on the CPU
@@ -274,7 +260,7 @@ void fill_halo_rows(at::Tensor& x, int64_t n, const Halo& halo, AllToAll& comm) 
 }  // namespace
 
 InferenceOutputs partitioned_full_neighbour_outputs(
-    GcnImpl& model, const GraphStore& part, const PartMap& map, AllToAll& comm, const at::Tensor& features,
+    GcnImpl& model, const GraphStore& part, const PartMap& map, Collectives& comm, const at::Tensor& features,
     std::span<const int64_t> nodes, const InferenceOptions& options, int64_t embedding_layer) {
   const int64_t n = part.num_nodes();
   const int64_t layers = model.num_layers();

@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <span>
 
-#include "base/all_to_all.h"
 #include "graph/graph_store.h"
 #include "models/gcn.h"
-#include "sampling/partitioned_sampler.h"
+#include "partition/collectives.h"
+#include "partition/part_map.h"
 
 namespace dgcn {
 
@@ -56,7 +56,7 @@ InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store,
 // part's index); `features` is the part's [num_nodes x in_features] (CPU);
 // `nodes` are whole-graph ids the part owns.
 InferenceOutputs partitioned_full_neighbour_outputs(GcnImpl& model, const GraphStore& part,
-                                                    const PartMap& map, AllToAll& comm,
+                                                    const PartMap& map, Collectives& comm,
                                                     const at::Tensor& features,
                                                     std::span<const int64_t> nodes,
                                                     const InferenceOptions& options, int64_t embedding_layer);

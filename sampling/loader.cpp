@@ -7,17 +7,12 @@
 
 #include "base/buffer.h"
 #include "base/error.h"
+#include "base/timing.h"
 #include "sampling/gather.h"
 
 namespace dgcn {
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator,
                                BatchProducer* producer)

@@ -1,15 +1,15 @@
 // See Note [Partitioned sampling] in partitioned_sampler.h.
 //
-// Messages (all integers int64 unless said, arrays back to back):
-//   pick request, requester -> owner:  seed epoch batch hop fanout replace n, ids[n]
-//   pick answer,  owner -> requester:  n, counts[n], picks[sum counts] (whole-graph ids, draw order)
-//   row request,  requester -> owner:  n want_features, ids[n]
-//   row answer,   owner -> requester:  n, features[n x F] (float, if wanted), degrees[n] (int32),
-//                                      labels[n x label bytes]
+// Round trips to the owners (partition/owner_exchange.h; all integers int64
+// unless said, arrays back to back):
+//   pick request header:  seed epoch batch hop fanout replace
+//   pick answer:          n, counts[n], picks[sum counts] (whole-graph ids, draw order)
+//   row request header:   want_features
+//   row answer:           n, features[n x F] (float, if wanted), degrees[n] (int32),
+//                         labels[n x label bytes]
 #include "sampling/partitioned_sampler.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "base/error.h"
@@ -25,38 +25,14 @@ using sampling_detail::sampled_count;
 
 }  // namespace
 
-void PartitionedSampler::ByOwner::build(std::span<const int64_t> nodes, const PartMap& map) {
-  const int parts = map.parts();
-  owner_begin.assign(static_cast<size_t>(parts) + 1, 0);
-  row_owner.resize(nodes.size());
-  for (size_t r = 0; r < nodes.size(); ++r) {
-    row_owner[r] = map.owner(nodes[r]);
-    ++owner_begin[static_cast<size_t>(row_owner[r]) + 1];
-  }
-  for (int q = 0; q < parts; ++q)
-    owner_begin[static_cast<size_t>(q) + 1] += owner_begin[static_cast<size_t>(q)];
-  ids.resize(nodes.size());
-  next.assign(owner_begin.begin(), owner_begin.end() - 1);
-  for (size_t r = 0; r < nodes.size(); ++r)
-    ids[static_cast<size_t>(next[static_cast<size_t>(row_owner[r])]++)] = nodes[r];
-}
-
-std::span<const int64_t> PartitionedSampler::ByOwner::of(int q) const {
-  return std::span<const int64_t>(ids).subspan(
-      static_cast<size_t>(owner_begin[static_cast<size_t>(q)]),
-      static_cast<size_t>(owner_begin[static_cast<size_t>(q) + 1] - owner_begin[static_cast<size_t>(q)]));
-}
-
-PartMap::PartMap(const GraphPart& part) : owners_(part.owners()), parts_(part.count) {
-  DGCN_CHECK(part.is_part(), "partitioned sampler: the store is a whole graph, not a part");
-  std::vector<int32_t> next(static_cast<size_t>(parts_), 0);
-  rows_.resize(owners_.size());
-  for (size_t v = 0; v < owners_.size(); ++v) rows_[v] = next[static_cast<size_t>(owners_[v])]++;
-}
-
-PartitionedSampler::PartitionedSampler(const GraphStore& part, const PartMap& map, AllToAll& comm,
+PartitionedSampler::PartitionedSampler(const GraphStore& part, const PartMap& map, Collectives& comm,
                                        SamplerOptions options)
-    : part_(part), map_(map), comm_(comm), options_(std::move(options)), label_bytes_(part.label_bytes()) {
+    : part_(part),
+      map_(map),
+      comm_(comm),
+      options_(std::move(options)),
+      label_bytes_(part.label_bytes()),
+      round_trip_(comm, map, "partitioned sampler") {
   check_sampler_options(options_, "partitioned sampler");
   DGCN_CHECK(part.part.is_part(), "partitioned sampler: the store is a whole graph, not a part");
   DGCN_CHECK(comm.size() == part.part.count && comm.rank() == part.part.index,
@@ -66,12 +42,11 @@ PartitionedSampler::PartitionedSampler(const GraphStore& part, const PartMap& ma
              map.num_nodes(), INT32_MAX);
 }
 
-void PartitionedSampler::exchange(int64_t& counter, const Messages& send, Messages& received) {
-  const auto t0 = std::chrono::steady_clock::now();
-  comm_.exchange(send, received);
-  counters_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++counters_.exchanges;
-  counter += static_cast<int64_t>(send.bytes.size()) - send.size_of(comm_.rank());
+void PartitionedSampler::add(const RoundTripCost& cost, int64_t& answer_counter) {
+  counters_.id_bytes += cost.request_bytes;
+  answer_counter += cost.answer_bytes;
+  counters_.exchanges += 2;
+  counters_.seconds += cost.seconds;
 }
 
 void PartitionedSampler::sample(std::span<const int64_t> seeds, const BatchKey& key, SampledBatch& out) {
@@ -109,37 +84,26 @@ void PartitionedSampler::sample(std::span<const int64_t> seeds, const BatchKey& 
     local = static_cast<int32_t>(i);
   }
 
-  ByOwner& by_owner = by_owner_;
   int64_t hop_begin = 0;
   for (int h = 0; h < layers; ++h) {
     const int64_t hop_end = static_cast<int64_t>(out.n_id.size());
-    by_owner.build(std::span<const int64_t>(out.n_id).subspan(static_cast<size_t>(hop_begin),
-                                                              static_cast<size_t>(hop_end - hop_begin)),
-                   map_);
-    send_.begin();
-    for (int q = 0; q < comm_.size(); ++q) {
-      const auto ids = by_owner.of(q);
-      const int64_t header[] = {static_cast<int64_t>(key.seed),
-                                key.epoch,
-                                key.batch,
-                                h,
-                                options_.fanouts[static_cast<size_t>(h)],
-                                options_.replace ? 1 : 0,
-                                static_cast<int64_t>(ids.size())};
-      send_.append(std::span<const int64_t>(header));
-      send_.append(ids);
-      send_.end_message();
-    }
-    exchange(counters_.id_bytes, send_, received_);
-    serve_picks(received_, h, answers_);
-    exchange(counters_.pick_bytes, answers_, received_);
+    groups_.group(std::span<const int64_t>(out.n_id).subspan(static_cast<size_t>(hop_begin),
+                                                             static_cast<size_t>(hop_end - hop_begin)),
+                  map_);
+    const int64_t header[] = {
+        static_cast<int64_t>(key.seed), key.epoch, key.batch, h, options_.fanouts[static_cast<size_t>(h)],
+        options_.replace ? 1 : 0};
+    add(round_trip_.run(header, groups_, /*ask_self=*/true,
+                        [&](int peer, std::span<const int64_t> peer_header, std::span<const int64_t> ids,
+                            Messages& answers) { serve_picks(peer, peer_header, ids, h, answers); }),
+        counters_.pick_bytes);
 
     // Each owner's answer: counts, then picks, for its rows in frontier order.
     std::vector<std::span<const int64_t>> counts(static_cast<size_t>(comm_.size())),
         picks(static_cast<size_t>(comm_.size()));
     for (int q = 0; q < comm_.size(); ++q) {
-      MessageReader r(received_.of(q), "partitioned sampler: a pick answer");
-      const auto asked = static_cast<int64_t>(by_owner.of(q).size());
+      MessageReader r(round_trip_.answer(q), "partitioned sampler: a pick answer");
+      const auto asked = static_cast<int64_t>(groups_.of(q).size());
       const auto got = r.value<int64_t>();
       DGCN_CHECK(got == asked, "partitioned sampler: rank {} answered {} rows, asked {}", q, got, asked);
       counts[static_cast<size_t>(q)] = r.take<int64_t>(static_cast<size_t>(got));
@@ -155,7 +119,7 @@ void PartitionedSampler::sample(std::span<const int64_t> seeds, const BatchKey& 
     std::vector<size_t> row_cursor(static_cast<size_t>(comm_.size()), 0), pick_cursor(row_cursor);
     const auto edges_before = static_cast<int64_t>(full.indices.size());
     for (int64_t r = 0; r < hop_end - hop_begin; ++r) {
-      const auto q = static_cast<size_t>(by_owner.row_owner[static_cast<size_t>(r)]);
+      const auto q = static_cast<size_t>(groups_.owner_of(static_cast<size_t>(r)));
       const int64_t c = counts[q][row_cursor[q]++];
       for (int64_t j = 0; j < c; ++j) {
         const int64_t u = picks[q][pick_cursor[q]++];
@@ -176,53 +140,41 @@ void PartitionedSampler::sample(std::span<const int64_t> seeds, const BatchKey& 
   sampling_detail::build_prefix_blocks(out);
 }
 
-void PartitionedSampler::serve_picks(const Messages& requests, int hop, Messages& answers) {
-  const int self = comm_.rank();
+void PartitionedSampler::serve_picks(int peer, std::span<const int64_t> header, std::span<const int64_t> ids,
+                                     int hop, Messages& answers) {
+  const BatchKey key{static_cast<uint64_t>(header[0]), header[1], header[2]};
+  const int64_t fanout = header[4];
+  const bool replace = header[5] != 0;
+  DGCN_CHECK(
+      header[3] == hop && fanout >= -1,
+      "partitioned sampler: rank {} sent a pick request for hop {} (fanout {}) while this rank samples "
+      "hop {}",
+      peer, header[3], fanout, hop);
+  const uint64_t stream = hop_key(key, header[3]);
   const auto indptr = part_.graph.indptr();
-  answers.begin();
   part_.graph.visit_indices([&](auto indices) {
-    for (int q = 0; q < comm_.size(); ++q) {
-      MessageReader r(requests.of(q), "partitioned sampler: a pick request");
-      const auto header = r.take<int64_t>(7);
-      const BatchKey key{static_cast<uint64_t>(header[0]), header[1], header[2]};
-      const int64_t fanout = header[4];
-      const bool replace = header[5] != 0;
-      DGCN_CHECK(
-          header[3] == hop && fanout >= -1 && header[6] >= 0,
-          "partitioned sampler: rank {} sent a pick request for hop {} (fanout {}, {} ids) while this rank "
-          "samples hop {}",
-          q, header[3], fanout, header[6], hop);
-      const auto ids = r.take<int64_t>(static_cast<size_t>(header[6]));
-      const uint64_t stream = hop_key(key, header[3]);
-      // Counts first (they size the answer), then the picks in place.
-      const auto count_at = answers.bytes.size() + sizeof(int64_t);
-      answers.append_value<int64_t>(static_cast<int64_t>(ids.size()));
-      answers.bytes.resize(count_at + ids.size() * sizeof(int64_t));
-      int64_t total = 0;
-      for (size_t i = 0; i < ids.size(); ++i) {
-        const int64_t v = ids[i];
-        DGCN_CHECK(
-            v >= 0 && v < map_.num_nodes() && map_.owner(v) == self,
-            "partitioned sampler: rank {} asked part {} for the picks of node {}, which it does not own", q,
-            self, v);
-        const int64_t row = map_.row(v);
-        const int64_t c = sampled_count(indptr[row + 1] - indptr[row], fanout, replace);
-        std::memcpy(answers.bytes.data() + count_at + i * sizeof(int64_t), &c, sizeof(c));
-        total += c;
-      }
-      const size_t picks_at = answers.bytes.size();
-      answers.bytes.resize(picks_at + static_cast<size_t>(total) * sizeof(int64_t));
-      auto* out = reinterpret_cast<int64_t*>(answers.bytes.data() + picks_at);
-      for (int64_t v : ids) {
-        const int64_t row = map_.row(v);
-        const int64_t start = indptr[row], degree = indptr[row + 1] - start;
-        const int64_t c = sampled_count(degree, fanout, replace);
-        if (positions_.size() < static_cast<size_t>(std::max(c, degree)))
-          positions_.resize(std::max(c, degree));
-        pick_positions(stream, v, degree, c, fanout, replace, positions_.data(), marks_);
-        for (int64_t j = 0; j < c; ++j) *out++ = indices[start + positions_[static_cast<size_t>(j)]];
-      }
-      answers.end_message();
+    // Counts first (they size the answer), then the picks in place.
+    const auto count_at = answers.bytes.size() + sizeof(int64_t);
+    answers.append_value<int64_t>(static_cast<int64_t>(ids.size()));
+    answers.bytes.resize(count_at + ids.size() * sizeof(int64_t));
+    int64_t total = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const int64_t row = map_.row(ids[i]);
+      const int64_t c = sampled_count(indptr[row + 1] - indptr[row], fanout, replace);
+      std::memcpy(answers.bytes.data() + count_at + i * sizeof(int64_t), &c, sizeof(c));
+      total += c;
+    }
+    const size_t picks_at = answers.bytes.size();
+    answers.bytes.resize(picks_at + static_cast<size_t>(total) * sizeof(int64_t));
+    auto* out = reinterpret_cast<int64_t*>(answers.bytes.data() + picks_at);
+    for (int64_t v : ids) {
+      const int64_t row = map_.row(v);
+      const int64_t start = indptr[row], degree = indptr[row + 1] - start;
+      const int64_t c = sampled_count(degree, fanout, replace);
+      if (positions_.size() < static_cast<size_t>(std::max(c, degree)))
+        positions_.resize(std::max(c, degree));
+      pick_positions(stream, v, degree, c, fanout, replace, positions_.data(), marks_);
+      for (int64_t j = 0; j < c; ++j) *out++ = indices[start + positions_[static_cast<size_t>(j)]];
     }
   });
 }
@@ -236,21 +188,14 @@ void PartitionedSampler::fetch(SampledBatch& batch, std::span<float> features, s
   DGCN_CHECK(static_cast<int64_t>(labels.size()) >= batch.num_seeds * label_bytes_,
              "partitioned sampler: {} bytes for the labels of {} seeds x {}", labels.size(), batch.num_seeds,
              label_bytes_);
-  ByOwner& by_owner = by_owner_;
-  by_owner.build(batch.n_id, map_);
+  groups_.group(batch.n_id, map_);
   const int self = comm_.rank();
-  send_.begin();
-  for (int q = 0; q < comm_.size(); ++q) {
-    // This rank's own rows are copied from its part below, not sent to itself.
-    const auto ids = q == self ? std::span<const int64_t>() : by_owner.of(q);
-    const int64_t header[] = {static_cast<int64_t>(ids.size()), want_features ? 1 : 0};
-    send_.append(std::span<const int64_t>(header));
-    send_.append(ids);
-    send_.end_message();
-  }
-  exchange(counters_.id_bytes, send_, received_);
-  serve_rows(received_, answers_);
-  exchange(counters_.feature_bytes, answers_, received_);
+  // This rank's own rows are copied from its part below, not sent to itself.
+  const int64_t header[] = {want_features ? 1 : 0};
+  add(round_trip_.run(header, groups_, /*ask_self=*/false,
+                      [&](int, std::span<const int64_t> peer_header, std::span<const int64_t> ids,
+                          Messages& answers) { serve_rows(peer_header, ids, answers); }),
+      counters_.feature_bytes);
 
   struct Answer {
     std::span<const float> features;
@@ -260,8 +205,8 @@ void PartitionedSampler::fetch(SampledBatch& batch, std::span<float> features, s
   };
   std::vector<Answer> answers(static_cast<size_t>(comm_.size()));
   for (int q = 0; q < comm_.size(); ++q) {
-    MessageReader r(received_.of(q), "partitioned sampler: a row answer");
-    const auto m = q == self ? int64_t{0} : static_cast<int64_t>(by_owner.of(q).size());
+    MessageReader r(round_trip_.answer(q), "partitioned sampler: a row answer");
+    const auto m = q == self ? int64_t{0} : static_cast<int64_t>(groups_.of(q).size());
     const auto got = r.value<int64_t>();
     DGCN_CHECK(got == m, "partitioned sampler: rank {} answered {} rows, asked {}", q, got, m);
     Answer& a = answers[static_cast<size_t>(q)];
@@ -274,7 +219,7 @@ void PartitionedSampler::fetch(SampledBatch& batch, std::span<float> features, s
   const size_t feature_row_bytes = static_cast<size_t>(f) * sizeof(float);
   const auto label_row = static_cast<size_t>(label_bytes_);
   for (int64_t i = 0; i < rows; ++i) {
-    const int owner = by_owner.row_owner[static_cast<size_t>(i)];
+    const int owner = groups_.owner_of(static_cast<size_t>(i));
     const float* feature_row = nullptr;
     const std::byte* label;
     int32_t degree;
@@ -296,52 +241,41 @@ void PartitionedSampler::fetch(SampledBatch& batch, std::span<float> features, s
   }
 }
 
-void PartitionedSampler::serve_rows(const Messages& requests, Messages& answers) const {
-  const int self = comm_.rank();
+void PartitionedSampler::serve_rows(std::span<const int64_t> header, std::span<const int64_t> ids,
+                                    Messages& answers) const {
   const int64_t f = part_.num_features;
   const auto degree = part_.degrees();
   const std::byte* labels = part_.labels.data();
-  answers.begin();
-  for (int q = 0; q < comm_.size(); ++q) {
-    MessageReader r(requests.of(q), "partitioned sampler: a row request");
-    const auto header = r.take<int64_t>(2);
-    DGCN_CHECK(header[0] >= 0, "partitioned sampler: rank {} asked for {} rows", q, header[0]);
-    const auto ids = r.take<int64_t>(static_cast<size_t>(header[0]));
-    const bool want_features = header[1] != 0;
-    const size_t m = ids.size();
-    const size_t at = answers.bytes.size();
-    const size_t feature_bytes = want_features ? m * static_cast<size_t>(f) * sizeof(float) : 0;
-    answers.bytes.resize(at + sizeof(int64_t) + feature_bytes + m * sizeof(int32_t) +
-                         m * static_cast<size_t>(label_bytes_));
-    std::byte* out = answers.bytes.data() + at;
-    const auto count = static_cast<int64_t>(m);
-    std::memcpy(out, &count, sizeof(count));
-    auto* feature_out = reinterpret_cast<float*>(out + sizeof(int64_t));
-    auto* degree_out = reinterpret_cast<int32_t*>(out + sizeof(int64_t) + feature_bytes);
-    std::byte* label_out = out + sizeof(int64_t) + feature_bytes + m * sizeof(int32_t);
-    for (size_t i = 0; i < m; ++i) {
-      const int64_t v = ids[i];
-      DGCN_CHECK(v >= 0 && v < map_.num_nodes() && map_.owner(v) == self,
-                 "partitioned sampler: rank {} asked part {} for the row of node {}, which it does not own",
-                 q, self, v);
-      const int64_t row = map_.row(v);
-      if (want_features && f > 0) {
-        const auto src = part_.features_of(row);
-        std::memcpy(feature_out + i * static_cast<size_t>(f), src.data(), src.size_bytes());
-      }
-      degree_out[i] = degree[static_cast<size_t>(row)];
-      if (label_bytes_ > 0) {
-        std::memcpy(label_out + i * static_cast<size_t>(label_bytes_),
-                    labels + static_cast<size_t>(row) * static_cast<size_t>(label_bytes_),
-                    static_cast<size_t>(label_bytes_));
-      }
+  const bool want_features = header[0] != 0;
+  const size_t m = ids.size();
+  const size_t at = answers.bytes.size();
+  const size_t feature_bytes = want_features ? m * static_cast<size_t>(f) * sizeof(float) : 0;
+  answers.bytes.resize(at + sizeof(int64_t) + feature_bytes + m * sizeof(int32_t) +
+                       m * static_cast<size_t>(label_bytes_));
+  std::byte* out = answers.bytes.data() + at;
+  const auto count = static_cast<int64_t>(m);
+  std::memcpy(out, &count, sizeof(count));
+  auto* feature_out = reinterpret_cast<float*>(out + sizeof(int64_t));
+  auto* degree_out = reinterpret_cast<int32_t*>(out + sizeof(int64_t) + feature_bytes);
+  std::byte* label_out = out + sizeof(int64_t) + feature_bytes + m * sizeof(int32_t);
+  for (size_t i = 0; i < m; ++i) {
+    const int64_t row = map_.row(ids[i]);
+    if (want_features && f > 0) {
+      const auto src = part_.features_of(row);
+      std::memcpy(feature_out + i * static_cast<size_t>(f), src.data(), src.size_bytes());
     }
-    answers.end_message();
+    degree_out[i] = degree[static_cast<size_t>(row)];
+    if (label_bytes_ > 0) {
+      std::memcpy(label_out + i * static_cast<size_t>(label_bytes_),
+                  labels + static_cast<size_t>(row) * static_cast<size_t>(label_bytes_),
+                  static_cast<size_t>(label_bytes_));
+    }
   }
 }
 
-PartitionedBatchProducer::PartitionedBatchProducer(const GraphStore& part, const PartMap& map, AllToAll& comm,
-                                                   SamplerOptions options, bool gather_features)
+PartitionedBatchProducer::PartitionedBatchProducer(const GraphStore& part, const PartMap& map,
+                                                   Collectives& comm, SamplerOptions options,
+                                                   bool gather_features)
     : sampler_(part, map, comm, std::move(options)),
       gather_features_(gather_features),
       num_features_(part.num_features) {}

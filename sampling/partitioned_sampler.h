@@ -4,8 +4,8 @@
 //
 // Note [Partitioned sampling]
 // A batch is sampled hop by hop by the rank that trains it. At hop h its
-// frontier (the nodes first reached at hop h) is split by owner; every rank
-// sends each owner the ids it needs in one all-to-all (its own share
+// frontier (the nodes first reached at hop h) goes to the nodes' owners
+// (partition/owner_exchange.h, Note [Asking the owners]: its own share
 // included), each owner draws the picks of the nodes it was sent from their
 // own streams (Note [Per-node draws]: the picks depend on (key, h, node)
 // only, so it does not matter which rank draws them) and sends them back in
@@ -30,32 +30,17 @@
 #include <span>
 #include <vector>
 
-#include "base/all_to_all.h"
 #include "base/mutex.h"
 #include "graph/graph_store.h"
+#include "partition/collectives.h"
+#include "partition/owner_exchange.h"
+#include "partition/part_map.h"
 #include "sampling/cpu/row_picks.h"
 #include "sampling/loader.h"
 #include "sampling/neighbor_sampler.h"
 #include "sampling/sampled_batch.h"
 
 namespace dgcn {
-
-// Where each node of a partitioned graph lives: its owner (the part's
-// node_parts) and its row inside the owner's part, which is its rank among
-// that part's nodes in id order. Built once per rank in O(nodes).
-class PartMap {
- public:
-  explicit PartMap(const GraphPart& part);
-  int owner(int64_t v) const { return owners_[static_cast<size_t>(v)]; }
-  int64_t row(int64_t v) const { return rows_[static_cast<size_t>(v)]; }
-  int64_t num_nodes() const { return static_cast<int64_t>(rows_.size()); }
-  int parts() const { return parts_; }
-
- private:
-  std::span<const int32_t> owners_;
-  std::vector<int32_t> rows_;
-  int parts_ = 0;
-};
 
 // Bytes this rank sent to other ranks (its own share not counted) and time
 // spent in the all-to-alls, summed since construction.
@@ -71,7 +56,7 @@ class PartitionedSampler {
  public:
   // `part` and `map` describe this rank's part; comm.rank() must be the
   // part's index and comm.size() the part count. All must outlive this.
-  PartitionedSampler(const GraphStore& part, const PartMap& map, AllToAll& comm, SamplerOptions options);
+  PartitionedSampler(const GraphStore& part, const PartMap& map, Collectives& comm, SamplerOptions options);
 
   // Collective: samples the batch of `seeds` (whole-graph ids) with `key`
   // into `out`, equal to sample_neighbors on the whole graph. Throws
@@ -89,31 +74,21 @@ class PartitionedSampler {
   int64_t label_bytes() const { return label_bytes_; }
 
  private:
-  void exchange(int64_t& counter, const Messages& send, Messages& received);
-  void serve_picks(const Messages& requests, int hop, Messages& answers);
-  void serve_rows(const Messages& requests, Messages& answers) const;
+  void add(const RoundTripCost& cost, int64_t& answer_counter);
+  void serve_picks(int peer, std::span<const int64_t> header, std::span<const int64_t> ids, int hop,
+                   Messages& answers);
+  void serve_rows(std::span<const int64_t> header, std::span<const int64_t> ids, Messages& answers) const;
 
   const GraphStore& part_;
   const PartMap& map_;
-  AllToAll& comm_;
+  Collectives& comm_;
   const SamplerOptions options_;
   const int64_t label_bytes_;
   ExchangeCounters counters_;
 
-  // Rows (a hop's frontier, a batch's nodes) grouped by owner, keeping
-  // their order within a group (a counting sort).
-  struct ByOwner {
-    std::vector<int32_t> row_owner;    // owner of each row
-    std::vector<int64_t> owner_begin;  // owner q's ids: [owner_begin[q], owner_begin[q + 1])
-    std::vector<int64_t> ids;          // the rows' node ids by owner
-    std::vector<int64_t> next;
-    void build(std::span<const int64_t> nodes, const PartMap& map);
-    std::span<const int64_t> of(int q) const;
-  };
-
   // Reused across batches (capacity kept).
-  Messages send_, received_, answers_;
-  ByOwner by_owner_;
+  OwnerRoundTrip round_trip_;
+  OwnerGroups groups_;
   std::vector<int32_t> local_of_;  // global id -> id in the batch being sampled, -1 elsewhere
   std::vector<int64_t> positions_;
   sampling_detail::RowMarks marks_;
@@ -124,8 +99,8 @@ class PartitionedSampler {
 // runs it on one worker, so every rank issues its collectives in order).
 class PartitionedBatchProducer final : public BatchProducer {
  public:
-  PartitionedBatchProducer(const GraphStore& part, const PartMap& map, AllToAll& comm, SamplerOptions options,
-                           bool gather_features);
+  PartitionedBatchProducer(const GraphStore& part, const PartMap& map, Collectives& comm,
+                           SamplerOptions options, bool gather_features);
   void produce(const EpochPlan& plan, int64_t b, const BatchAllocator& allocate, LoadedBatch& out) override;
   bool ordered() const override { return true; }
   // The sampler's counters after the last batch made; any thread.

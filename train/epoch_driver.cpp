@@ -23,7 +23,7 @@ void check_replicas_agree(const std::string& digest, ProcessGroup& group) {
   at::Tensor t = at::full({1}, bits, at::TensorOptions().dtype(at::kLong)).to(group.device());
   group.broadcast(t, 0).wait();
   const bool same = t.cpu().item<int64_t>() == bits;
-  const std::vector<double> differing = group.sum_over_ranks({same ? 0.0 : 1.0});
+  const std::vector<double> differing = group.sum({same ? 0.0 : 1.0});
   TORCH_CHECK(differing[0] == 0, "run_epochs: the model replicas differ after training: ", differing[0],
               " rank(s) disagree with rank 0's param_digest (this rank: ", digest, ")");
 }

@@ -7,9 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "base/all_to_all.h"
 #include "base/version.h"
-#include "distributed/all_to_all.h"
 #include "train/epoch_driver.h"
 #include "train/optimizer.h"
 #include "train/run_config.h"
@@ -127,31 +125,6 @@ nlohmann::json gcn_run_config(const TrainOptions& o, const GraphStore& store, co
   return config;
 }
 
-PartitionedData load_partition_part(const std::string& dir, ProcessGroup& group, const LoadOptions& load) {
-  GroupAllToAll comm(group);
-  std::string error;
-  PartitionedData data;
-  try {
-    data.manifest = read_partition_manifest(dir);
-    DGCN_CHECK(data.manifest.parts == group.size(),
-               "{} is partitioned into {} parts but the job has {} ranks; start one rank per part", dir,
-               data.manifest.parts, group.size());
-    const std::string path = part_path(dir, data.manifest, group.rank());
-    data.part = load_gcn(path, load);
-    check_part(data.part, data.manifest, group.rank(), path, load.threads);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  // Every rank learns every rank's outcome.
-  std::string failed;
-  const std::vector<std::string> errors = all_gather_text(comm, error);
-  for (size_t r = 0; r < errors.size(); ++r) {
-    if (!errors[r].empty()) failed += fmt::format("{}rank {}: {}", failed.empty() ? "" : "; ", r, errors[r]);
-  }
-  DGCN_CHECK(failed.empty(), "loading the partitioned graph failed on {}", failed);
-  return data;
-}
-
 DdpGradSync::DdpGradSync(ProcessGroup& group, DdpOptions options) : group_(group), options_(options) {}
 
 DdpGradSync::~DdpGradSync() = default;
@@ -167,7 +140,11 @@ void DdpGradSync::finish_backward() {
 }
 
 void DdpGradSync::all_reduce_sum(std::vector<double>& values) {
-  values = group_.sum_over_ranks(std::move(values));
+  values = group_.sum(std::move(values));
+}
+
+std::vector<std::vector<double>> DdpGradSync::all_gather(const std::vector<double>& values) {
+  return dgcn::all_gather(group_, values);
 }
 
 void DdpGradSync::barrier() {
@@ -202,14 +179,11 @@ GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const Gcn
   // all-reduces); set-up and evaluation use this one.
   std::unique_ptr<PartMap> map;
   std::unique_ptr<ProcessGroup> loader_group;
-  std::unique_ptr<GroupAllToAll> loader_comm, main_comm;
   PartitionedComm comm;
   if (store.part.is_part()) {
     map = std::make_unique<PartMap>(store.part);
     loader_group = group.another("partitioned-loader");
-    loader_comm = std::make_unique<GroupAllToAll>(*loader_group);
-    main_comm = std::make_unique<GroupAllToAll>(group);
-    comm = {map.get(), loader_comm.get(), main_comm.get()};
+    comm = {map.get(), loader_group.get(), &group};
   }
   GcnRunSummary out;
   {

@@ -21,13 +21,13 @@
 #include "distributed/ddp.h"
 #include "distributed/process_group.h"
 #include "graph/gcn_format.h"
-#include "graph/partition_files.h"
+#include "partition/part_loading.h"
 #include "train/gcn_trainer.h"
 
 namespace dgcn {
 
 // The trainer's GradSync over a process group: gradients through the DDP
-// module (Note [DDP gradient sync]), metric sums through sum_over_ranks.
+// module (Note [DDP gradient sync]), metric sums and gathers through the group (partition/collectives.h).
 class DdpGradSync final : public GradSync {
  public:
   // `group` must outlive this object.
@@ -38,6 +38,7 @@ class DdpGradSync final : public GradSync {
   void attach(torch::nn::Module& model) override;
   void finish_backward() override;
   void all_reduce_sum(std::vector<double>& values) override;
+  std::vector<std::vector<double>> all_gather(const std::vector<double>& values) override;
   void barrier() override;
 
   // The DDP module, after attach() (nullptr before).
@@ -77,21 +78,6 @@ struct GcnRunSummary {
 nlohmann::json gcn_run_config(const TrainOptions& options, const GraphStore& store,
                               const std::string& data_path, int world_size,
                               const PartitionManifest* partition = nullptr);
-
-// This rank's part of a partitioned graph, and the partition's manifest.
-struct PartitionedData {
-  PartitionManifest manifest;
-  GraphStore part;
-};
-
-// Collective: the manifest of the partitioned graph in `dir` and this
-// rank's part of it (one rank per part, rank r loads part r), loaded and
-// checked against the manifest (graph/partition_files.h). When any rank
-// fails (no or a bad manifest, a missing, damaged or foreign part, another
-// number of ranks), every rank throws dgcn::Error naming each failed rank
-// and why, instead of some ranks waiting for the others until a collective
-// times out.
-PartitionedData load_partition_part(const std::string& dir, ProcessGroup& group, const LoadOptions& load);
 
 // Called on every rank after each epoch (and its checkpoint).
 using GcnEpochCallback = std::function<void(const EpochReport&, const Trainer&)>;

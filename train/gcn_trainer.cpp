@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "base/random.h"
+#include "base/timing.h"
 #include "models/batch_tensors.h"
 #include "models/inference.h"
 #include "sampling/loader.h"
@@ -22,11 +23,6 @@
 
 namespace dgcn {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o,
                              bool gather_features = true) {
@@ -163,11 +159,11 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
     float lowest = smallest_feature(store, threads_of(o));
     if (partitioned) {
       // The shift of the whole graph: the smallest of every part's smallest.
-      std::vector<double> slots(static_cast<size_t>(o.world_size), 0.0);
-      slots[static_cast<size_t>(o.rank)] =
+      const double mine =
           store.num_features > 0 && store.num_nodes() > 0 ? lowest : std::numeric_limits<double>::infinity();
-      slots = sum_over_ranks(std::move(slots));
-      lowest = static_cast<float>(*std::min_element(slots.begin(), slots.end()));
+      double smallest = mine;
+      for (const auto& theirs : gather_over_ranks({mine})) smallest = std::min(smallest, theirs[0]);
+      lowest = static_cast<float>(smallest);
     }
     store_.features = normalized_features(store, threads_of(o), lowest);
   }
@@ -207,6 +203,10 @@ std::vector<double> Trainer::sum_over_ranks(std::vector<double> values) {
   return values;
 }
 
+std::vector<std::vector<double>> Trainer::gather_over_ranks(const std::vector<double>& values) {
+  return sync_ ? sync_->all_gather(values) : std::vector<std::vector<double>>{values};
+}
+
 void Trainer::set_up_partitioned(const PartitionedComm& comm) {
   const TrainOptions& o = options_;
   DGCN_CHECK(comm.map != nullptr && comm.loader != nullptr && comm.main != nullptr,
@@ -224,16 +224,12 @@ void Trainer::set_up_partitioned(const PartitionedComm& comm) {
     for (int64_t v : own) unlabelled += store_.label(comm.map->row(v)) < 0;
   }
   // Per rank: its training nodes and how many lack a label.
-  const auto w = static_cast<size_t>(o.world_size);
-  std::vector<double> counts(2 * w, 0.0);
-  counts[static_cast<size_t>(o.rank)] = static_cast<double>(own.size());
-  counts[w + static_cast<size_t>(o.rank)] = static_cast<double>(unlabelled);
-  counts = sum_over_ranks(std::move(counts));
   double total = 0, total_unlabelled = 0, largest = 0;
-  for (size_t r = 0; r < w; ++r) {
-    total += counts[r];
-    total_unlabelled += counts[w + r];
-    largest = std::max(largest, counts[r]);
+  for (const auto& rank_counts :
+       gather_over_ranks({static_cast<double>(own.size()), static_cast<double>(unlabelled)})) {
+    total += rank_counts[0];
+    total_unlabelled += rank_counts[1];
+    largest = std::max(largest, rank_counts[0]);
   }
   DGCN_CHECK(total > 0, "train: no part has a training node");
   DGCN_CHECK(total_unlabelled < total, "train: none of the {} training nodes has a label", total);
@@ -275,10 +271,9 @@ std::vector<int64_t> Trainer::shard(std::span<const int64_t> nodes) const {
 }
 
 std::vector<double> Trainer::mid_epoch_state() {
-  const std::vector<double> mine = epoch_sums_.pack();
-  std::vector<double> all(mine.size() * static_cast<size_t>(options_.world_size), 0.0);
-  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<ptrdiff_t>(mine.size() * options_.rank));
-  if (sync_) sync_->all_reduce_sum(all);  // each rank fills its own slots: the sum gathers them
+  std::vector<double> all;
+  for (const auto& theirs : gather_over_ranks(epoch_sums_.pack()))
+    all.insert(all.end(), theirs.begin(), theirs.end());
   return all;
 }
 

@@ -25,7 +25,7 @@
 // (train/evaluation_split.h).
 //
 // Note [Partitioned training]
-// On a partitioned graph each rank holds one part (graph/partition.h); its
+// On a partitioned graph each rank holds one part (partition/partition.h); its
 // loader samples over all ranks (sampling/partitioned_sampler.h: frontier
 // ids to their owners, picks and rows back) on one worker thread with a
 // process group of its own, ahead of the trainer as usual. Seeds:
@@ -127,8 +127,8 @@ struct TrainOptions {
 // issuing its collectives in its own order.
 struct PartitionedComm {
   const PartMap* map = nullptr;
-  AllToAll* loader = nullptr;
-  AllToAll* main = nullptr;
+  Collectives* loader = nullptr;
+  Collectives* main = nullptr;
 };
 
 // Collectives the trainer needs from a distributed runtime (implemented in
@@ -144,6 +144,8 @@ class GradSync {
   virtual void finish_backward() = 0;
   // Elementwise sum across ranks, in place (metrics, timings).
   virtual void all_reduce_sum(std::vector<double>& values) = 0;
+  // Every rank's `values`, in rank order.
+  virtual std::vector<std::vector<double>> all_gather(const std::vector<double>& values) = 0;
   // Blocks until every rank has reached it (before each evaluation).
   virtual void barrier() = 0;
 };
@@ -235,6 +237,7 @@ class Trainer {
   void set_up_partitioned(const PartitionedComm& comm);
   std::pair<MetricSums, MetricSums> partitioned_eval();
   std::vector<double> sum_over_ranks(std::vector<double> values);
+  std::vector<std::vector<double>> gather_over_ranks(const std::vector<double>& values);
 
   TrainOptions options_;
   GraphStore store_;  // shares the caller's buffers (features replaced when normalized)

@@ -53,7 +53,7 @@ Evaluation evaluate(torch::nn::Sequential& model, const Examples& test, ProcessG
                 .to(torch::kCPU, torch::kDouble);
     correct += logits.argmax(1).eq(y).sum().cpu();
   }
-  auto sums = group.sum_over_ranks(
+  auto sums = group.sum(
       {static_cast<double>(correct.item<int64_t>()), loss.item<double>(), static_cast<double>(end - begin)});
   return {sums[0] / sums[2], sums[1] / sums[2]};
 }
@@ -127,7 +127,7 @@ class MnistEpochTask final : public EpochTask {
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     train_seconds_ += seconds;
-    auto loss_totals = group_.sum_over_ranks({loss_sum.item<double>(), static_cast<double>(batches)});
+    auto loss_totals = group_.sum({loss_sum.item<double>(), static_cast<double>(batches)});
 
     group_.barrier();  // every rank has finished the epoch before evaluation
     const Evaluation eval = evaluate(model_, test_, group_);

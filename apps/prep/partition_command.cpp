@@ -1,6 +1,6 @@
 // `dgcn-prep partition F.gcn --parts N --out DIR [--method metis|random]
 // [--seed S]`: splits a store into N part stores plus a manifest
-// (graph/partition_files.h), for `dgcn-train --data DIR` on N ranks. Prints
+// (partition/partition_files.h), for `dgcn-train --data DIR` on N ranks. Prints
 // one JSON line: the edge cut, each constraint's balance, the parts and the
 // time.
 #include <spdlog/spdlog.h>
@@ -15,7 +15,7 @@
 #include "base/parallel.h"
 #include "graph/gcn_format.h"
 #include "graph/gcn_header.h"
-#include "graph/partition_files.h"
+#include "partition/partition_files.h"
 
 namespace dgcn::prep {
 

@@ -14,9 +14,9 @@
 #include "datasets/npy.h"
 #include "fixtures.h"
 #include "graph/gcn_format.h"
-#include "graph/partition_files.h"
 #include "graph/reorder.h"
 #include "json_output.h"
+#include "partition/partition_files.h"
 #include "run_command.h"
 #include "train_runs.h"
 

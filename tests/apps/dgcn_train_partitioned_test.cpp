@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures.h"
-#include "graph/partition_files.h"
 #include "json_output.h"
+#include "partition/partition_files.h"
 #include "run_command.h"
 #include "train_runs.h"
 

@@ -21,10 +21,8 @@
 #include <fstream>
 #include <thread>
 
-#include "base/all_to_all.h"
 #include "base/atomic_file.h"
 #include "base/digest.h"
-#include "distributed/all_to_all.h"
 #include "distributed/ddp.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
@@ -70,14 +68,14 @@ json run_collectives(ProcessGroup& group) {
   at::Tensor b = torch::full({7}, static_cast<double>(r * 10), torch::kDouble);
   group.broadcast(b, n - 1).wait();
   group.barrier();
-  auto sums = group.sum_over_ranks({static_cast<double>(r), 1.0});
+  auto sums = group.sum({static_cast<double>(r), 1.0});
 
   // All-to-all of byte messages, on this group and on another() one: rank r
   // sends rank q r + q values of 100 r + q (none from rank 0 to itself).
   std::unique_ptr<ProcessGroup> second = group.another("second");
   json alltoall = json::array();
   for (ProcessGroup* g : {&group, second.get()}) {
-    GroupAllToAll comm(*g);
+    Collectives& comm = *g;
     Messages send, received;
     for (int q = 0; q < n; ++q) {
       const std::vector<int64_t> values(static_cast<size_t>(r + q), 100 * r + q);

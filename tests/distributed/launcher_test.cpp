@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/timing.h"
 #include "run_command.h"
 
 namespace dgcn {
@@ -17,14 +18,9 @@ namespace {
 
 using testing::read_text;
 using testing::ScratchDir;
-using Clock = std::chrono::steady_clock;
 
 std::vector<std::string> sh(const std::string& script) {
   return {"/bin/sh", "-c", script};
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 TEST(Launcher, SetsTheTorchrunVariablesForEveryRank) {

@@ -1,13 +1,11 @@
 // The replica check's exchange and messages, with N threads standing in for
-// N ranks (a barrier-backed sum over ranks); ddp_test.cpp runs it between
+// N ranks (tests/in_process_collectives.h); ddp_test.cpp runs it between
 // processes.
 #include "distributed/replica_check.h"
 
 #include <gtest/gtest.h>
 
-#include <barrier>
-#include <mutex>
-#include <thread>
+#include "in_process_collectives.h"
 
 namespace dgcn {
 namespace {
@@ -15,32 +13,9 @@ namespace {
 // Runs check_replicas on one thread per rank; returns each rank's result.
 std::vector<std::string> check_on_threads(const std::vector<std::vector<ReplicaField>>& fields_of_rank) {
   const int n = static_cast<int>(fields_of_rank.size());
-  std::barrier<> deposited(n), collected(n);
-  std::mutex mutex;
-  std::vector<double> sum;
-  auto sum_over_ranks = [&](std::vector<double> mine) {
-    {
-      std::lock_guard lock(mutex);
-      if (sum.empty()) sum.assign(mine.size(), 0.0);
-      EXPECT_EQ(sum.size(), mine.size()) << "ranks passed different sizes to one sum";
-      for (size_t i = 0; i < std::min(sum.size(), mine.size()); ++i) sum[i] += mine[i];
-    }
-    deposited.arrive_and_wait();
-    std::vector<double> result = sum;
-    collected.arrive_and_wait();
-    {
-      std::lock_guard lock(mutex);
-      sum.clear();
-    }
-    deposited.arrive_and_wait();  // every rank has seen the clear before the next sum starts
-    return result;
-  };
+  testing::InProcessGroup group(n);
   std::vector<std::string> results(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] { results[r] = check_replicas(r, n, fields_of_rank[r], sum_over_ranks); });
-  }
-  for (auto& t : threads) t.join();
+  testing::run_ranks(n, [&](int r) { results[r] = check_replicas(group.at(r), fields_of_rank[r]); });
   return results;
 }
 

@@ -8,10 +8,10 @@
 #include <numeric>
 
 #include "fixtures.h"
-#include "graph/partition.h"
-#include "in_process_all_to_all.h"
+#include "in_process_collectives.h"
 #include "models/batch_tensors.h"
 #include "models/full_blocks.h"
+#include "partition/partition.h"
 
 namespace dgcn {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "base/error.h"
 #include "fixtures.h"
-#include "graph/partition.h"
-#include "in_process_all_to_all.h"
+#include "in_process_collectives.h"
+#include "partition/partition.h"
 #include "sampling/seed_partition.h"
 #include "test_graphs.h"
 

@@ -1,4 +1,4 @@
-#include "graph/partition_files.h"
+#include "partition/partition_files.h"
 
 #include <sys/stat.h>
 
@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/file_io.h"
 #include "base/parallel.h"
+#include "base/timing.h"
 #include "graph/gcn_header.h"
 
 namespace dgcn {
@@ -20,10 +21,6 @@ namespace {
 
 constexpr const char* kFormat = "dgcn-partition";
 constexpr int kFormatVersion = 1;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 std::string partition_id_of(const std::string& source_digest, std::span<const int32_t> owner, int parts) {
   Digest d;

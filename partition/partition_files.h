@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "graph/gcn_format.h"
-#include "graph/partition.h"
+#include "partition/partition.h"
 
 namespace dgcn {
 

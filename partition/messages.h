@@ -1,9 +1,9 @@
-// The one collective a partitioned graph needs: every rank sends a message
-// to every rank (itself included) and receives one from each. Torch-free, so
-// the partitioned sampler (sampling/) can use it; distributed/all_to_all.h
-// implements it over c10d (Gloo, NCCL), tests implement it in-process.
+// The byte messages of the partitioned graph's exchanges: one buffer with a
+// message per rank (Messages), and a reader that checks every read stays
+// inside its message (MessageReader). Collectives::exchange moves them.
 //
 //   Messages send;                     // one buffer, a slice per destination rank
+//   send.begin();
 //   for (int q = 0; q < world_size; ++q) { send.append(q's bytes); send.end_message(); }
 //   comm.exchange(send, received);     // received.of(q): what rank q sent here
 //
@@ -17,13 +17,13 @@
 #include <cstring>
 #include <memory>
 #include <span>
-#include <string>
 #include <utility>
 #include <vector>
 
 #include "base/error.h"
 
 namespace dgcn {
+
 
 // std::allocator that leaves new elements uninitialized (default-init)
 // instead of zeroing them: a message buffer grown by resize() is written
@@ -117,49 +117,5 @@ class MessageReader {
   const char* what_;
   size_t at_ = 0;
 };
-
-class AllToAll {
- public:
-  virtual ~AllToAll() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
-  // Collective: every rank calls it, the same number of times in the same
-  // order. send.count() == size(); `received` is overwritten with one message
-  // from each rank (received.of(q) is what rank q sent to this one). Throws
-  // dgcn::Error when the collective fails or times out (naming the peer
-  // where known).
-  virtual void exchange(const Messages& send, Messages& received) = 0;
-};
-
-// Collective: every rank's `values`, in rank order (out[q] is rank q's).
-template <class T>
-std::vector<std::vector<T>> all_gather(AllToAll& comm, std::span<const T> values) {
-  Messages send;
-  for (int q = 0; q < comm.size(); ++q) {
-    send.append_value<int64_t>(static_cast<int64_t>(values.size()));
-    send.append(values);
-    send.end_message();
-  }
-  Messages received;
-  comm.exchange(send, received);
-  std::vector<std::vector<T>> out;
-  for (int q = 0; q < comm.size(); ++q) {
-    MessageReader r(received.of(q), "all_gather");
-    const auto n = r.value<int64_t>();
-    DGCN_CHECK(n >= 0, "all_gather: rank {} sent {} values", q, n);
-    const auto got = r.take<T>(static_cast<size_t>(n));
-    out.emplace_back(got.begin(), got.end());
-  }
-  return out;
-}
-
-// Collective: every rank's `text`, in rank order; e.g. each rank's error
-// while loading its part, so that every rank stops naming all of them.
-inline std::vector<std::string> all_gather_text(AllToAll& comm, const std::string& text) {
-  std::vector<std::string> out;
-  for (const auto& chars : all_gather(comm, std::span<const char>(text)))
-    out.emplace_back(chars.begin(), chars.end());
-  return out;
-}
 
 }  // namespace dgcn

@@ -1,4 +1,4 @@
-#include "graph/partition.h"
+#include "partition/partition.h"
 
 #ifdef DGCN_HAVE_METIS
 #include <metis.h>

@@ -1,6 +1,6 @@
-// AllToAll (base/all_to_all.h) between threads of one process: ranks as
-// threads, for tests of the partitioned sampler and inference without
-// processes or sockets.
+// Collectives (partition/collectives.h) between threads of one process:
+// ranks as threads, for tests of the partitioned sampler, the owner round
+// trip, inference and the replica check without processes or sockets.
 //
 //   InProcessGroup group(3);
 //   run_ranks(3, [&](int rank) { PartitionedSampler s(part[rank], map[rank], group.at(rank), o); ... });
@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "base/all_to_all.h"
 #include "base/error.h"
+#include "partition/collectives.h"
 
 namespace dgcn::testing {
 
@@ -25,18 +25,33 @@ class InProcessGroup {
   explicit InProcessGroup(int size) : size_(size), sends_(static_cast<size_t>(size), nullptr) {
     for (int r = 0; r < size; ++r) endpoints_.push_back(std::make_unique<Endpoint>(*this, r));
   }
-  AllToAll& at(int rank) { return *endpoints_[static_cast<size_t>(rank)]; }
+  Collectives& at(int rank) { return *endpoints_[static_cast<size_t>(rank)]; }
   int64_t exchanges() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return exchanges_;
   }
 
  private:
-  struct Endpoint final : AllToAll {
+  struct Endpoint final : Collectives {
     Endpoint(InProcessGroup& g, int r) : group(g), r_(r) {}
     int rank() const override { return r_; }
     int size() const override { return group.size_; }
     void exchange(const Messages& send, Messages& received) override { group.exchange(r_, send, received); }
+    // Rank by rank through an exchange: the sum is the same on every rank.
+    std::vector<double> sum(std::vector<double> values) override {
+      std::vector<double> out(values.size(), 0.0);
+      for (const std::vector<double>& theirs : all_gather(*this, values)) {
+        DGCN_CHECK(theirs.size() == values.size(), "in-process sum: {} values here, {} on a peer",
+                   values.size(), theirs.size());
+        for (size_t i = 0; i < out.size(); ++i) out[i] += theirs[i];
+      }
+      return out;
+    }
+    void barrier() override {
+      Messages send, received;
+      for (int q = 0; q < group.size_; ++q) send.end_message();
+      exchange(send, received);
+    }
     InProcessGroup& group;
     int r_;
   };

@@ -1,4 +1,4 @@
-#include "graph/partition.h"
+#include "partition/partition.h"
 
 #include <gtest/gtest.h>
 
@@ -9,12 +9,12 @@
 
 #include "base/error.h"
 #include "fixtures.h"
-#include "gcn_test_util.h"
 #include "graph/components.h"
 #include "graph/gcn_header.h"
-#include "graph/partition_files.h"
+#include "graph/gcn_test_util.h"
 #include "graph/reorder.h"
 #include "graph/symmetry.h"
+#include "partition/partition_files.h"
 #include "scratch_dir.h"
 
 namespace dgcn {
