@@ -24,7 +24,6 @@
 
 namespace dgcn {
 
-
 // std::allocator that leaves new elements uninitialized (default-init)
 // instead of zeroing them: a message buffer grown by resize() is written
 // in full right after, and zeroing 100 MB per exchange would cost as much

@@ -71,16 +71,17 @@ TEST(OwnerRoundTrip, AnswersComeBackFromEachOwnerInTheOrderAsked) {
       groups.group(nodes, map);
       OwnerRoundTrip trip(group.at(rank), map, "test");
       const int64_t header[] = {rank, 77};
-      costs[static_cast<size_t>(rank)] = trip.run(
-          header, groups, ask_self,
-          [&](int peer, std::span<const int64_t> peer_header, std::span<const int64_t> ids, Messages& answers) {
-            EXPECT_EQ(peer_header[0], peer);
-            EXPECT_EQ(peer_header[1], 77);
-            for (int64_t v : ids) {
-              EXPECT_EQ(map.owner(v), rank) << "asked for a node this rank does not own";
-              answers.append_value<int64_t>(1000 * rank + map.row(v));
-            }
-          });
+      costs[static_cast<size_t>(rank)] = trip.run(header, groups, ask_self,
+                                                  [&](int peer, std::span<const int64_t> peer_header,
+                                                      std::span<const int64_t> ids, Messages& answers) {
+                                                    EXPECT_EQ(peer_header[0], peer);
+                                                    EXPECT_EQ(peer_header[1], 77);
+                                                    for (int64_t v : ids) {
+                                                      EXPECT_EQ(map.owner(v), rank)
+                                                          << "asked for a node this rank does not own";
+                                                      answers.append_value<int64_t>(1000 * rank + map.row(v));
+                                                    }
+                                                  });
       for (int q = 0; q < 3; ++q) {
         const auto asked = groups.of(q);
         const auto answer = MessageReader(trip.answer(q), "test").take<int64_t>(trip.answer(q).size() / 8);
