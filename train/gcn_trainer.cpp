@@ -6,33 +6,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
-#include <set>
-#include <tuple>
+#include <optional>
 
 #include "base/error.h"
-#include "base/parallel.h"
 #include "base/random.h"
 #include "base/timing.h"
 #include "models/batch_tensors.h"
-#include "models/inference.h"
 #include "sampling/loader.h"
-#include "sampling/seed_partition.h"
-#include "train/epoch_driver.h"
-#include "train/evaluation_split.h"
+#include "train/evaluator.h"
+#include "train/features.h"
+#include "train/training_seeds.h"
 
 namespace dgcn {
 namespace {
-
-LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o,
-                             bool gather_features = true) {
-  LoaderOptions l;
-  l.sampler.fanouts = fanouts;
-  l.num_workers = o.loader_workers;
-  l.queue_depth = o.loader_queue;
-  l.gather_features = gather_features;
-  return l;
-}
 
 // Note [Input gather]: whether training batches come without feature rows.
 bool input_from_store(const TrainOptions& o) {
@@ -42,65 +28,17 @@ bool input_from_store(const TrainOptions& o) {
 // Separates the dropout generator's seeds from the sampler's streams.
 constexpr uint64_t kDropoutStream = 0xd209047ULL;
 
-int threads_of(const TrainOptions& o) {
-  return o.compute_threads > 0 ? o.compute_threads : std::max(1, at::get_num_threads());
-}
-
 }  // namespace
 
 struct Trainer::Impl {
+  std::optional<TrainingSeeds> seeds;
   std::unique_ptr<PartitionedBatchProducer>
       producer;  // a partitioned graph's batches; before the loader using it
   std::unique_ptr<NeighborLoader> loader;
-  std::unique_ptr<NeighborLoader> eval_loader;  // built on first sampled evaluation
   std::unique_ptr<torch::optim::Optimizer> optimizer;
-  at::Tensor features;  // the store's features (no copy): full-neighbour evaluation, Note [Input gather]
+  at::Tensor features;  // the input features (no copy): evaluation, Note [Input gather]
+  std::unique_ptr<Evaluator> evaluator;
 };
-
-const char* seed_mode_name(SeedMode mode) {
-  return mode == SeedMode::kLocal ? "local" : "global";
-}
-
-SeedMode parse_seed_mode(const std::string& name) {
-  if (name == "global") return SeedMode::kGlobal;
-  if (name == "local") return SeedMode::kLocal;
-  throw Error(fmt::format("seeds '{}' is unknown (choose global or local)", name));
-}
-
-float smallest_feature(const GraphStore& store, int num_threads) {
-  // The smallest feature of the whole matrix (PyG subtracts value.min()).
-  const auto in = store.features.as<float>();
-  if (in.empty()) return 0.0f;
-  std::vector<float> mins(static_cast<size_t>(std::max(1, num_threads)), in[0]);
-  parallel_for(static_cast<int64_t>(in.size()), num_threads, [&](int64_t begin, int64_t end, int t) {
-    float m = in[static_cast<size_t>(begin)];
-    for (int64_t i = begin; i < end; ++i) m = std::min(m, in[static_cast<size_t>(i)]);
-    mins[static_cast<size_t>(t)] = m;
-  });
-  return *std::min_element(mins.begin(), mins.end());
-}
-
-Buffer normalized_features(const GraphStore& store, int num_threads) {
-  return normalized_features(store, num_threads, smallest_feature(store, num_threads));
-}
-
-Buffer normalized_features(const GraphStore& store, int num_threads, float lowest) {
-  const int64_t n = store.num_nodes(), f = store.num_features;
-  const auto in = store.features.as<float>();
-  Buffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
-  auto dst = out.as_mutable<float>();
-  parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {
-    for (int64_t v = begin; v < end; ++v) {
-      double sum = 0;
-      for (int64_t c = 0; c < f; ++c) sum += static_cast<double>(in[v * f + c]) - lowest;
-      const double scale = 1.0 / std::max(sum, 1.0);
-      for (int64_t c = 0; c < f; ++c) {
-        dst[v * f + c] = static_cast<float>((static_cast<double>(in[v * f + c]) - lowest) * scale);
-      }
-    }
-  });
-  return out;
-}
 
 Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
                  const PartitionedComm* partitioned)
@@ -125,18 +63,12 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
       "1, "
       ">= 0, >= 1, >= 1",
       o.epochs, o.batch_size, o.max_batches, o.eval_every, o.eval_batch_size);
-  if (!partitioned) {
-    DGCN_CHECK(!store.train_nodes().empty(), "train: the store has no training nodes");
-    train_nodes_.assign(store.train_nodes().begin(), store.train_nodes().end());
-    if (store.task == Task::kSingleLabel) {
-      const auto train = store.train_nodes();
-      const auto unlabelled =
-          std::count_if(train.begin(), train.end(), [&](int64_t v) { return store.label(v) < 0; });
-      DGCN_CHECK(unlabelled < static_cast<int64_t>(train.size()),
-                 "train: none of the {} training nodes has a label", train.size());
-      union_mean_loss_ = unlabelled > 0;
-    }
-  }
+  ShardOptions shard;
+  shard.seed = o.seed;
+  shard.rank = o.rank;
+  shard.world_size = o.world_size;
+  shard.batch_size = o.batch_size;
+  if (!partitioned) impl_->seeds = TrainingSeeds::of_store(store, shard);
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
              "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
   if (o.compute_threads > 0) at::set_num_threads(o.compute_threads);
@@ -154,32 +86,27 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
   if (sync_) sync_->attach(*model_);
   // After attach: its replica check has made sure every rank agrees on the
   // settings before the ranks' first collectives of their own.
-  if (partitioned) set_up_partitioned(*partitioned);
-  if (o.normalize_features) {
-    float lowest = smallest_feature(store, threads_of(o));
-    if (partitioned) {
-      // The shift of the whole graph: the smallest of every part's smallest.
-      const double mine =
-          store.num_features > 0 && store.num_nodes() > 0 ? lowest : std::numeric_limits<double>::infinity();
-      double smallest = mine;
-      for (const auto& theirs : gather_over_ranks({mine})) smallest = std::min(smallest, theirs[0]);
-      lowest = static_cast<float>(smallest);
-    }
-    store_.features = normalized_features(store, threads_of(o), lowest);
+  if (partitioned) {
+    DGCN_CHECK(partitioned->map != nullptr && partitioned->loader != nullptr && partitioned->main != nullptr,
+               "train: a partitioned graph needs the owner map and both exchanges");
+    DGCN_CHECK(o.world_size == store_.part.count && o.rank == store_.part.index,
+               "train: rank {} of {} holds part {} of {}; a partitioned graph trains with one rank per part",
+               o.rank, o.world_size, store_.part.index, store_.part.count);
+    DGCN_CHECK(
+        o.eval_mode != EvalMode::kSampled,
+        "train: --eval sampled is not available on a partitioned graph; use --eval full (layer-wise over the "
+        "parts) or none");
+    impl_->seeds = TrainingSeeds::of_parts(store_, *partitioned->map, *partitioned->main, o.seeds, shard);
   }
+  store_.features = input_features(store, o.normalize_features, compute_threads_of(o),
+                                   partitioned ? partitioned->main : nullptr);
   impl_->features =
       torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
                        {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
-
-  // Parameter groups: weight decay on every parameter, or on the first GCN layer only.
-  std::set<const c10::TensorImpl*> first_layer;
-  for (const auto& p : model_->conv(0)->parameters()) first_layer.insert(p.unsafeGetTensorImpl());
-  std::vector<torch::Tensor> decayed, rest;
-  for (const auto& p : model_->parameters()) {
-    const bool first = first_layer.count(p.unsafeGetTensorImpl()) > 0;
-    (o.weight_decay_first_layer_only && !first ? rest : decayed).push_back(p);
-  }
-  impl_->optimizer = make_optimizer(o.optimizer, std::move(decayed), std::move(rest));
+  impl_->optimizer = make_optimizer_decaying(
+      o.optimizer, model_->parameters(),
+      o.weight_decay_first_layer_only ? model_->conv(0)->parameters() : std::vector<at::Tensor>{});
+  impl_->evaluator = std::make_unique<Evaluator>(store_, impl_->features, options_, partitioned);
   if (partitioned) {
     // Note [Partitioned training]: one worker, so this rank's exchanges run in plan order.
     impl_->producer = std::make_unique<PartitionedBatchProducer>(
@@ -207,69 +134,6 @@ std::vector<std::vector<double>> Trainer::gather_over_ranks(const std::vector<do
   return sync_ ? sync_->all_gather(values) : std::vector<std::vector<double>>{values};
 }
 
-void Trainer::set_up_partitioned(const PartitionedComm& comm) {
-  const TrainOptions& o = options_;
-  DGCN_CHECK(comm.map != nullptr && comm.loader != nullptr && comm.main != nullptr,
-             "train: a partitioned graph needs the owner map and both exchanges");
-  DGCN_CHECK(o.world_size == store_.part.count && o.rank == store_.part.index,
-             "train: rank {} of {} holds part {} of {}; a partitioned graph trains with one rank per part",
-             o.rank, o.world_size, store_.part.index, store_.part.count);
-  DGCN_CHECK(
-      o.eval_mode != EvalMode::kSampled,
-      "train: --eval sampled is not available on a partitioned graph; use --eval full (layer-wise over the "
-      "parts) or none");
-  const auto own = store_.train_nodes();
-  int64_t unlabelled = 0;
-  if (store_.task == Task::kSingleLabel) {
-    for (int64_t v : own) unlabelled += store_.label(comm.map->row(v)) < 0;
-  }
-  // Per rank: its training nodes and how many lack a label.
-  double total = 0, total_unlabelled = 0, largest = 0;
-  for (const auto& rank_counts :
-       gather_over_ranks({static_cast<double>(own.size()), static_cast<double>(unlabelled)})) {
-    total += rank_counts[0];
-    total_unlabelled += rank_counts[1];
-    largest = std::max(largest, rank_counts[0]);
-  }
-  DGCN_CHECK(total > 0, "train: no part has a training node");
-  DGCN_CHECK(total_unlabelled < total, "train: none of the {} training nodes has a label", total);
-  union_mean_loss_ = total_unlabelled > 0 || o.seeds == SeedMode::kLocal;
-  if (o.seeds == SeedMode::kGlobal) {
-    // Every part's training nodes, in id order: the list a replicated run plans over.
-    for (const auto& part_nodes : all_gather(*comm.main, own)) {
-      train_nodes_.insert(train_nodes_.end(), part_nodes.begin(), part_nodes.end());
-    }
-    std::sort(train_nodes_.begin(), train_nodes_.end());
-  } else {
-    train_nodes_.assign(own.begin(), own.end());
-    local_batches_ = (static_cast<int64_t>(largest) + o.batch_size - 1) / o.batch_size;
-    DGCN_CHECK(
-        static_cast<int64_t>(own.size()) >= local_batches_,
-        "train: with --seeds local every rank runs {} batches (the largest part's {} training nodes at "
-        "batch size {}), but part {} has only {} training nodes; use --seeds global or a larger batch size",
-        local_batches_, static_cast<int64_t>(largest), o.batch_size, store_.part.index, own.size());
-  }
-}
-
-EpochPlan Trainer::plan(int64_t epoch) const {
-  const TrainOptions& o = options_;
-  ShardOptions shard_options;
-  shard_options.seed = o.seed;
-  shard_options.epoch = epoch;
-  shard_options.rank = o.rank;
-  shard_options.world_size = o.world_size;
-  shard_options.batch_size = o.batch_size;
-  if (partitioned_ && o.seeds == SeedMode::kLocal)
-    return plan_local_epoch(train_nodes_, local_batches_, shard_options);
-  return plan_epoch(train_nodes_, shard_options);
-}
-
-std::vector<int64_t> Trainer::shard(std::span<const int64_t> nodes) const {
-  const IndexRange r =
-      evaluation_slice(static_cast<int64_t>(nodes.size()), options_.rank, options_.world_size);
-  return {nodes.begin() + r.begin, nodes.begin() + r.end};
-}
-
 std::vector<double> Trainer::mid_epoch_state() {
   std::vector<double> all;
   for (const auto& theirs : gather_over_ranks(epoch_sums_.pack()))
@@ -282,7 +146,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   const TrainOptions& o = options_;
   const BatchTensorOptions tensor_options{o.norm, o.device};
   model_->train();
-  EpochPlan plan = this->plan(epoch);
+  EpochPlan plan = impl_->seeds->plan(epoch);
   const int64_t num_batches =
       o.max_batches > 0 ? std::min(plan.num_batches, o.max_batches) : plan.num_batches;
   // The partitioned loader samples with the other ranks: it must make
@@ -329,7 +193,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     at::Tensor logits = model_->forward(in.blocks, in.x);
     at::Tensor loss;
     double loss_value = 0;  // the mean over this batch's labelled seeds
-    if (!union_mean_loss_) {
+    if (!impl_->seeds->union_mean_loss()) {
       loss = classification_loss(store_.task, logits, in.y);
       loss_value = loss.item<double>();
     } else {
@@ -416,81 +280,8 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   return r;
 }
 
-MetricSums Trainer::sampled_eval(std::span<const int64_t> nodes) {
-  const TrainOptions& o = options_;
-  if (!impl_->eval_loader) {
-    impl_->eval_loader = std::make_unique<NeighborLoader>(
-        store_, loader_options(o.eval_fanouts.empty() ? o.fanouts : o.eval_fanouts, o),
-        batch_allocator_for(o.device));
-  }
-  MetricSums sums;
-  if (nodes.empty()) return sums;
-  ShardOptions s;  // the caller already took this rank's share
-  s.seed = o.seed;
-  s.batch_size = o.eval_batch_size;
-  s.shuffle = false;
-  impl_->eval_loader->start_epoch(plan_epoch(nodes, s));
-  torch::NoGradGuard no_grad;
-  const bool was_training = model_->is_training();
-  model_->eval();
-  const BatchTensorOptions tensor_options{o.norm, o.device};
-  while (auto batch = impl_->eval_loader->next()) {
-    BatchTensors in = batch_tensors(*batch, store_, impl_->features, *model_->conv(0), tensor_options);
-    sums.add(batch_metrics(store_.task, model_->forward(in.blocks, in.x), in.y));
-    impl_->eval_loader->recycle(std::move(*batch));
-  }
-  model_->train(was_training);
-  return sums;
-}
-
-std::pair<MetricSums, MetricSums> Trainer::partitioned_eval() {
-  // Each rank scores the valid and test nodes its part owns (collective:
-  // every rank runs the inference, with or without nodes of its own).
-  const auto valid = store_.valid_nodes(), test = store_.test_nodes();
-  std::vector<int64_t> both(valid.begin(), valid.end());
-  both.insert(both.end(), test.begin(), test.end());
-  InferenceOptions io;
-  io.chunk_rows = options_.eval_chunk_rows;
-  io.device = options_.device;
-  const at::Tensor logits =
-      partitioned_full_neighbour_outputs(*model_, store_, *partitioned_->map, *partitioned_->main,
-                                         impl_->features, both, io, 0)
-          .logits;
-  std::vector<int64_t> rows;
-  rows.reserve(both.size());
-  for (int64_t v : both) rows.push_back(partitioned_->map->row(v));
-  const at::Tensor targets = targets_of(store_, rows).to(logits.device());
-  const auto nv = static_cast<int64_t>(valid.size()), nt = static_cast<int64_t>(test.size());
-  return {batch_metrics(store_.task, logits.narrow(0, 0, nv), targets.narrow(0, 0, nv)),
-          batch_metrics(store_.task, logits.narrow(0, nv, nt), targets.narrow(0, nv, nt))};
-}
-
 std::pair<double, double> Trainer::evaluate() {
-  TORCH_CHECK(options_.eval_mode != EvalMode::kNone, "evaluate: evaluation is off (EvalMode::kNone)");
-  const std::vector<int64_t> valid = partitioned_ ? std::vector<int64_t>{} : shard(store_.valid_nodes());
-  const std::vector<int64_t> test = partitioned_ ? std::vector<int64_t>{} : shard(store_.test_nodes());
-  MetricSums v, t;
-  if (partitioned_) {
-    std::tie(v, t) = partitioned_eval();
-  } else if (options_.eval_mode == EvalMode::kFullNeighbour) {
-    // One layer-wise pass for both sets: their lower layers overlap.
-    std::vector<int64_t> both(valid);
-    both.insert(both.end(), test.begin(), test.end());
-    if (!both.empty()) {
-      InferenceOptions io;
-      io.chunk_rows = options_.eval_chunk_rows;
-      io.device = options_.device;
-      const at::Tensor logits = full_neighbour_logits(*model_, store_, impl_->features, both, io);
-      const at::Tensor targets = targets_of(store_, both).to(logits.device());
-      const auto nv = static_cast<int64_t>(valid.size());
-      const auto nt = static_cast<int64_t>(test.size());
-      v = batch_metrics(store_.task, logits.narrow(0, 0, nv), targets.narrow(0, 0, nv));
-      t = batch_metrics(store_.task, logits.narrow(0, nv, nt), targets.narrow(0, nv, nt));
-    }
-  } else {
-    v = sampled_eval(valid);
-    t = sampled_eval(test);
-  }
+  auto [v, t] = impl_->evaluator->evaluate(*model_);
   if (sync_) {
     std::vector<double> packed = v.pack();
     const std::vector<double> pt = t.pack();

@@ -1,5 +1,7 @@
-// Mini-batch GCN training on sampled blocks (single process, CPU or CUDA),
-// with evaluation by layer-wise full-neighbour inference or by sampling.
+// Mini-batch GCN training on sampled blocks (single process, CPU or CUDA):
+// the loop. What it trains on is TrainingSeeds' (train/training_seeds.h),
+// how it scores the Evaluator's (train/evaluator.h), the input features
+// input_features' (train/features.h), shared with prediction.
 //
 //   Trainer trainer(store, options);
 //   for (int64_t e = 0; e < options.epochs; ++e) {
@@ -63,73 +65,13 @@
 
 #include "graph/graph_store.h"
 #include "models/gcn.h"
-#include "models/gcn_norm.h"
 #include "models/metrics.h"
 #include "sampling/partitioned_sampler.h"
-#include "sampling/sampled_batch.h"
-#include "sampling/seed_partition.h"
 #include "train/epoch_driver.h"
-#include "train/optimizer.h"
+#include "train/train_options.h"
 #include "train/training_plot.h"
 
 namespace dgcn {
-
-// Which seeds each rank trains on a partitioned graph (Note [Partitioned
-// training]).
-enum class SeedMode {
-  kGlobal,  // the seeds a replicated run gives this rank: the same batches, bit for bit
-  kLocal,   // this rank's part's own training nodes: fewer rows to fetch from other ranks
-};
-const char* seed_mode_name(SeedMode mode);          // "global", "local"
-SeedMode parse_seed_mode(const std::string& name);  // inverse; dgcn::Error otherwise
-
-enum class EvalMode {
-  kFullNeighbour,  // layer-wise inference over every neighbour (exact)
-  kSampled,        // the sampled forward pass over batches of eval nodes
-  kNone,           // no evaluation (timing runs)
-};
-
-struct TrainOptions {
-  std::vector<int64_t> fanouts{15, 10, 5};  // one per GCN layer, hop 0 first; -1 = all neighbours
-  int64_t batch_size = 1024;
-  int64_t max_batches = 0;  // > 0: train only the first max_batches batches of each epoch (timing runs)
-  int64_t epochs = 10;
-  int64_t hidden = 128;
-  bool linear_head = false;
-  double dropout = 0.5;
-  double input_dropout = 0.0;
-  OptimizerOptions optimizer;                  // Adam, lr 0.01, no weight decay
-  bool weight_decay_first_layer_only = false;  // Kipf & Welling's (and PyG's gcn.py) Cora setup
-  GcnNorm norm = GcnNorm::kFullGraph;
-  bool normalize_features = false;  // PyG's NormalizeFeatures (normalized_features below)
-  c10::Device device = c10::Device(c10::DeviceType::CPU);
-  uint64_t seed = 0;
-  int compute_threads = 0;  // intra-op threads (0: LibTorch's default)
-  int loader_workers = 1;   // sampling threads working ahead of the trainer
-  int loader_queue = 4;     // batches sampled ahead
-  // CPU: the first layer reads the store's rows, no per-batch gather
-  // (Note [Input gather] in models/batch_tensors.h).
-  bool input_from_store = true;
-  EvalMode eval_mode = EvalMode::kFullNeighbour;
-  std::vector<int64_t> eval_fanouts;  // sampled evaluation (empty: the training fanouts)
-  int64_t eval_batch_size = 4096;
-  int64_t eval_every = 1;  // epochs between evaluations (the last epoch is always evaluated)
-  int64_t eval_chunk_rows = 1 << 16;
-  int rank = 0;
-  int world_size = 1;
-  SeedMode seeds = SeedMode::kGlobal;  // partitioned graphs only
-};
-
-// What a rank training on one part of a partitioned graph needs besides its
-// part (train/gcn_run.cpp makes it): where every node lives, and two
-// exchanges among the ranks, one for the loader's thread (sampling and
-// rows) and one for the training thread (set-up and evaluation), each
-// issuing its collectives in its own order.
-struct PartitionedComm {
-  const PartMap* map = nullptr;
-  Collectives* loader = nullptr;
-  Collectives* main = nullptr;
-};
 
 // Collectives the trainer needs from a distributed runtime (implemented in
 // distributed/). A single process passes none.
@@ -231,41 +173,19 @@ class Trainer {
 
  private:
   struct Impl;
-  MetricSums sampled_eval(std::span<const int64_t> nodes);
-  std::vector<int64_t> shard(std::span<const int64_t> nodes) const;
-  EpochPlan plan(int64_t epoch) const;
-  void set_up_partitioned(const PartitionedComm& comm);
-  std::pair<MetricSums, MetricSums> partitioned_eval();
   std::vector<double> sum_over_ranks(std::vector<double> values);
   std::vector<std::vector<double>> gather_over_ranks(const std::vector<double>& values);
 
   TrainOptions options_;
   GraphStore store_;  // shares the caller's buffers (features replaced when normalized)
   GradSync* sync_;
-  // The loss is the mean over the labelled seeds of all ranks together
-  // (Note [Unlabelled nodes]): some training node has no label, or the
-  // ranks' batches differ in size (--seeds local).
-  bool union_mean_loss_ = false;
   const PartitionedComm* partitioned_ = nullptr;
-  std::vector<int64_t> train_nodes_;  // what epochs are planned over (Note [Partitioned training])
-  int64_t local_batches_ = 0;         // SeedMode::kLocal: batches per epoch on every rank
   bool improved_ = false;
   Gcn model_{nullptr};
-  std::unique_ptr<Impl> impl_;  // loader, optimizer, feature tensor
+  std::unique_ptr<Impl> impl_;  // seeds, loader, optimizer, feature tensor, evaluator
   std::vector<CurvePoint> curve_;
   TrainSummary summary_;
   MetricSums epoch_sums_;  // this rank's sums of the epoch in progress (mid_epoch_state)
 };
-
-// The features as PyG's NormalizeFeatures leaves them, as a new buffer:
-// shifted by the smallest feature of the whole matrix (so every value is >=
-// 0), then each row divided by its sum clamped at 1 (rows summing below 1,
-// all-zero rows too, are only shifted). `num_threads` threads.
-Buffer normalized_features(const GraphStore& store, int num_threads);
-// The same with the shift given: a part of a partitioned graph shifts by
-// the smallest feature of all parts.
-Buffer normalized_features(const GraphStore& store, int num_threads, float lowest);
-// The smallest feature of the store (0 without features).
-float smallest_feature(const GraphStore& store, int num_threads);
 
 }  // namespace dgcn

@@ -3,6 +3,7 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 
+#include <set>
 #include <utility>
 
 #include "base/error.h"
@@ -42,6 +43,17 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
     return std::make_unique<torch::optim::Adam>(groups, torch::optim::AdamOptions(o.lr));
   }
   return std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(o.lr));
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer_decaying(
+    const OptimizerOptions& options, const std::vector<at::Tensor>& parameters,
+    const std::vector<at::Tensor>& decayed_only) {
+  if (decayed_only.empty()) return make_optimizer(options, parameters);
+  std::set<const c10::TensorImpl*> chosen;
+  for (const auto& p : decayed_only) chosen.insert(p.unsafeGetTensorImpl());
+  std::vector<at::Tensor> decayed, rest;
+  for (const auto& p : parameters) (chosen.count(p.unsafeGetTensorImpl()) ? decayed : rest).push_back(p);
+  return make_optimizer(options, std::move(decayed), std::move(rest));
 }
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {

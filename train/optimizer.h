@@ -31,6 +31,14 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
                                                         std::vector<at::Tensor> decayed,
                                                         std::vector<at::Tensor> undecayed = {});
 
+// The optimizer of `parameters`, all with options.weight_decay, or, with
+// `decayed_only` not empty, only those (e.g. the first GCN layer's, Kipf &
+// Welling's Cora setup) while the rest get none; `parameters` keep their
+// order within each group.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer_decaying(const OptimizerOptions& options,
+                                                                 const std::vector<at::Tensor>& parameters,
+                                                                 const std::vector<at::Tensor>& decayed_only);
+
 // Sets the learning rate of every parameter group (a resumed run may change it).
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
 

@@ -15,7 +15,7 @@
 #include "models/metrics.h"
 #include "train/checkpoint.h"
 #include "train/evaluation_split.h"
-#include "train/gcn_trainer.h"
+#include "train/features.h"
 
 namespace dgcn {
 namespace {

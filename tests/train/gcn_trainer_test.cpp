@@ -7,7 +7,6 @@
 #include "base/error.h"
 #include "fixtures.h"
 #include "train/epoch_driver.h"
-#include "train/evaluation_split.h"
 
 namespace dgcn {
 namespace {
@@ -180,78 +179,6 @@ TEST(Trainer, FirstLayerOnlyWeightDecayLeavesTheOtherLayersUndecayed) {
   EXPECT_EQ(static_cast<const torch::optim::SGDOptions&>(groups[0].options()).weight_decay(), 100);
   EXPECT_EQ(static_cast<const torch::optim::SGDOptions&>(groups[1].options()).weight_decay(), 0);
   EXPECT_EQ(groups[0].params().size() + groups[1].params().size(), t.model()->parameters().size());
-}
-
-TEST(ParamDigest, EqualExactlyForBitIdenticalParameters) {
-  GcnOptions g;
-  g.in_features = 10, g.hidden = 8, g.num_classes = 3, g.num_layers = 2;
-  torch::manual_seed(5);
-  Gcn a(g);
-  torch::manual_seed(5);
-  Gcn b(g);
-  EXPECT_EQ(param_digest(*a), param_digest(*b));
-  EXPECT_EQ(param_digest(*a).size(), 16u);
-  {
-    torch::NoGradGuard no_grad;
-    b->named_parameters()["conv2.bias"][1] += 1e-6f;
-  }
-  EXPECT_NE(param_digest(*a), param_digest(*b));
-}
-
-TEST(Optimizer, NamesParseBackAndOthersAreErrors) {
-  for (OptimizerKind k : {OptimizerKind::kAdam, OptimizerKind::kSgd}) {
-    EXPECT_EQ(parse_optimizer(optimizer_name(k)), k);
-  }
-  try {
-    parse_optimizer("lbfgs");
-    FAIL() << "lbfgs parsed";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'lbfgs'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("'adam' or 'sgd'"), std::string::npos) << e.what();
-  }
-}
-
-TEST(EvaluationSlice, RanksPartitionTheItemsInOrder) {
-  for (int64_t n : {0, 1, 5, 7, 1000}) {
-    for (int w : {1, 2, 3, 4}) {
-      int64_t next = 0;
-      for (int r = 0; r < w; ++r) {
-        const IndexRange s = evaluation_slice(n, r, w);
-        EXPECT_EQ(s.begin, next) << n << " items, rank " << r << " of " << w;
-        EXPECT_GE(s.size(), n / w);
-        EXPECT_LE(s.size(), n / w + 1);
-        next = s.end;
-      }
-      EXPECT_EQ(next, n);
-    }
-  }
-  EXPECT_EQ(evaluation_slice(5, 0, 2).end, 2);  // the header's example
-}
-
-TEST(Trainer, NormalizedFeaturesAreThoseOfPygNormalizeFeatures) {
-  GraphStore s = testing::make_store(testing::cycle_edges(4), 3, 2);
-  Buffer b = normalized_features(s, 2);
-  auto v = b.as<float>();
-  // The smallest feature is 0.0. Node 1: 1.0, 1.1, 1.2 -> divided by 3.3.
-  EXPECT_FLOAT_EQ(v[3], 1.0f / 3.3f);
-  EXPECT_FLOAT_EQ(v[3] + v[4] + v[5], 1.0f);
-  // Node 0: 0.0, 0.1, 0.2 sums to 0.3 < 1: divided by 1, unchanged.
-  EXPECT_FLOAT_EQ(v[2], 0.2f);
-  // Signed features are shifted by the global minimum first (no sign flips,
-  // no blow-up of rows summing near zero): PyG's value - value.min().
-  std::vector<float> signed_rows = {-2.0f, 1.0f,  1.0f,   // shifted: 0 3 3 -> /6
-                                    1.0f,  -1.0f, 0.01f,  // 3 1 2.01 -> /6.01
-                                    -2.0f, -2.0f, -1.5f,  // 0 0 0.5 -> /1
-                                    0.0f,  0.0f,  0.0f};  // 2 2 2 -> /6
-  s.features = Buffer::from_vector(std::move(signed_rows));
-  b = normalized_features(s, 1);
-  v = b.as<float>();
-  EXPECT_FLOAT_EQ(v[0], 0.0f);
-  EXPECT_FLOAT_EQ(v[1], 0.5f);
-  EXPECT_FLOAT_EQ(v[4], 1.0f / 6.01f);
-  EXPECT_FLOAT_EQ(v[8], 0.5f);
-  EXPECT_FLOAT_EQ(v[9], 1.0f / 3.0f);
-  for (float x : v) EXPECT_GE(x, 0.0f);
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+// What a GCN training run is told: the model, the optimizer, the sampling,
+// the evaluation, the threads and the rank (train/gcn_trainer.h trains
+// with them), and what a rank on one part of a partitioned graph needs
+// besides its part.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "models/gcn_norm.h"
+#include "partition/collectives.h"
+#include "partition/part_map.h"
+#include "sampling/loader.h"
+#include "train/optimizer.h"
+#include "train/training_seeds.h"
+
+namespace dgcn {
+
+enum class EvalMode {
+  kFullNeighbour,  // layer-wise inference over every neighbour (exact)
+  kSampled,        // the sampled forward pass over batches of eval nodes
+  kNone,           // no evaluation (timing runs)
+};
+
+struct TrainOptions {
+  std::vector<int64_t> fanouts{15, 10, 5};  // one per GCN layer, hop 0 first; -1 = all neighbours
+  int64_t batch_size = 1024;
+  int64_t max_batches = 0;  // > 0: train only the first max_batches batches of each epoch (timing runs)
+  int64_t epochs = 10;
+  int64_t hidden = 128;
+  bool linear_head = false;
+  double dropout = 0.5;
+  double input_dropout = 0.0;
+  OptimizerOptions optimizer;                  // Adam, lr 0.01, no weight decay
+  bool weight_decay_first_layer_only = false;  // Kipf & Welling's (and PyG's gcn.py) Cora setup
+  GcnNorm norm = GcnNorm::kFullGraph;
+  bool normalize_features = false;  // PyG's NormalizeFeatures (normalized_features below)
+  c10::Device device = c10::Device(c10::DeviceType::CPU);
+  uint64_t seed = 0;
+  int compute_threads = 0;  // intra-op threads (0: LibTorch's default)
+  int loader_workers = 1;   // sampling threads working ahead of the trainer
+  int loader_queue = 4;     // batches sampled ahead
+  // CPU: the first layer reads the store's rows, no per-batch gather
+  // (Note [Input gather] in models/batch_tensors.h).
+  bool input_from_store = true;
+  EvalMode eval_mode = EvalMode::kFullNeighbour;
+  std::vector<int64_t> eval_fanouts;  // sampled evaluation (empty: the training fanouts)
+  int64_t eval_batch_size = 4096;
+  int64_t eval_every = 1;  // epochs between evaluations (the last epoch is always evaluated)
+  int64_t eval_chunk_rows = 1 << 16;
+  int rank = 0;
+  int world_size = 1;
+  SeedMode seeds = SeedMode::kGlobal;  // partitioned graphs only
+};
+
+// What a rank training on one part of a partitioned graph needs besides its
+// part (train/gcn_run.cpp makes it): where every node lives, and two
+// exchanges among the ranks, one for the loader's thread (sampling and
+// rows) and one for the training thread (set-up and evaluation), each
+// issuing its collectives in its own order.
+struct PartitionedComm {
+  const PartMap* map = nullptr;
+  Collectives* loader = nullptr;
+  Collectives* main = nullptr;
+};
+
+// The loader settings of `o` for `fanouts`, with or without the feature
+// rows (Note [Input gather] in models/batch_tensors.h).
+LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o,
+                             bool gather_features = true);
+
+// The intra-op threads of `o`: compute_threads, or LibTorch's current count.
+int compute_threads_of(const TrainOptions& o);
+
+}  // namespace dgcn
