@@ -20,7 +20,7 @@
 #include "base/parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "models/spmm.h"
 #include "partition/partition_files.h"
 #include "train/omp_waits.h"
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
                "which has "
                "the same digest, so a checkpoint of a partitioned run fits it",
                data, dgcn::read_partition_manifest(data).source_path);
-    const dgcn::GraphStore store = dgcn::load_gcn(data, load);
+    const dgcn::GraphStore store = dgcn::load_store(data, load);
     DGCN_CHECK(!store.part.is_part(),
                "--data {} is part {} of {} of a partitioned graph; dgcn-predict reads the whole store it was "
                "made from",

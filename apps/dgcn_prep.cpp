@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     return dgcn::cli::exit_status(app, e);  // --help is 0; a usage error is 2
   } catch (const dgcn::Error& e) {
     // The readers name their arguments; these are the flags that set them.
-    const std::string message = dgcn::app::with_flag_names(
+    const std::string message = dgcn::cli::with_flag_names(
         e.what(),
         {{"num_classes", "--num-classes"}, {"num_nodes", "--num-nodes"}, {"split spec", "--split"}});
     std::fprintf(stderr, "dgcn-prep: error: %s\n", message.c_str());

@@ -14,7 +14,7 @@
 #include "apps/cli/cli.h"
 #include "base/error.h"
 #include "bench/sampler_bench.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_st("dgcn-sampler-bench"));
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     spdlog::info("loading {}", data);
     dgcn::LoadStats load_stats;
-    dgcn::GraphStore store = dgcn::load_gcn(data, {}, &load_stats);
+    dgcn::GraphStore store = dgcn::load_store(data, {}, &load_stats);
     spdlog::info("loaded {} nodes, {} CSR entries in {:.1f} s", store.num_nodes(), store.num_edges(),
                  load_stats.seconds);
     nlohmann::json result = dgcn::run_sampler_bench(store, o, data);

@@ -28,7 +28,7 @@
 #include "datasets/synthetic.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "models/cpu_allocator.h"
 #include "models/spmm.h"
 #include "partition/partition_files.h"
@@ -292,7 +292,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
                  dgcn::seed_mode_name(o.seeds));
   } else if (a.data.empty()) {
     spdlog::info("no --data: generating the synthetic '{}' preset in memory", a.preset);
-    store = dgcn::datasets::generate_synthetic(dgcn::datasets::synthetic_preset(a.preset), threads);
+    store = dgcn::generate_synthetic(dgcn::synthetic_preset(a.preset), threads);
     run.data_path = "synthetic:" + a.preset;
   } else {
     dgcn::LoadOptions load;
@@ -300,7 +300,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
     const bool shared = a.load == "shared" || (a.load == "auto" && env.local_world_size > 1);
     load.mode = shared ? dgcn::LoadMode::kSharedCache : dgcn::LoadMode::kPrivate;
     load.cache_dir = a.cache_dir;
-    store = dgcn::load_gcn(a.data, load);
+    store = dgcn::load_store(a.data, load);
     run.data_path = a.data;
   }
   spdlog::info("{}: {} nodes, {} edges, {} features, {} classes ({}), train/valid/test {}/{}/{}",

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <utility>
 
-namespace dgcn::app {
+namespace dgcn::cli {
 
 using FlagNames = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
@@ -33,4 +33,4 @@ inline std::string with_flag_names(std::string message, FlagNames names) {
   return message;
 }
 
-}  // namespace dgcn::app
+}  // namespace dgcn::cli

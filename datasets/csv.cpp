@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "datasets/line_chunks.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 std::string quote_value(std::string_view text) {
   constexpr size_t kShown = 60;
@@ -56,4 +56,4 @@ int64_t read_single_count(const std::string& path) {
   return value;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <system_error>
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 // True when all of `text` is one number of type T (no spaces, no '+').
 // Floats accept what from_chars accepts ("1", "-2.5e-3", "nan", "inf").
@@ -77,4 +77,4 @@ std::string quote_value(std::string_view text);
 // integer on one line, e.g. OGB's num-node-list.csv.gz.
 int64_t read_single_count(const std::string& path);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -12,7 +12,7 @@
 #include "datasets/store_assembly.h"
 #include "graph/file_kind.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 
@@ -72,9 +72,9 @@ GraphStore read_edgelist(const EdgeListOptions& options) {
   const int threads = resolve_threads(options.num_threads);
   const std::string& path = options.file;
   const FileKind kind = file_kind(path);
-  DGCN_CHECK(
-      kind != FileKind::kGcn && kind != FileKind::kZip && kind != FileKind::kNpy && kind != FileKind::kPickle,
-      "{}: not an edge list: {}", path, file_kind_hint(path));
+  DGCN_CHECK(kind != FileKind::kStore && kind != FileKind::kZip && kind != FileKind::kNpy &&
+                 kind != FileKind::kPickle,
+             "{}: not an edge list: {}", path, file_kind_hint(path));
   const int64_t limit = options.num_nodes > 0 ? options.num_nodes : INT64_MAX;
 
   struct {
@@ -149,4 +149,4 @@ GraphStore read_edgelist(const EdgeListOptions& options) {
   return store;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -17,7 +17,7 @@
 #include "graph/csr_builder.h"
 #include "graph/graph_store.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct EdgeListOptions {
   std::string file;
@@ -29,4 +29,4 @@ struct EdgeListOptions {
 
 GraphStore read_edgelist(const EdgeListOptions& options);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -20,7 +20,7 @@
 #include "datasets/sparse_matrix.h"
 #include "datasets/store_assembly.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 
@@ -264,4 +264,4 @@ GraphStore read_graphsaint(const GraphSaintOptions& options) {
   return store;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

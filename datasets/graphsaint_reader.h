@@ -17,7 +17,7 @@
 #include "graph/csr_builder.h"
 #include "graph/graph_store.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct GraphSaintOptions {
   std::string root;         // DIR holding adj_full.npz, or PyG's dataset folder with raw/ inside
@@ -33,4 +33,4 @@ GraphStore read_graphsaint(const GraphSaintOptions& options);
 // num_classes and labels. Exposed for tests.
 void read_class_map(const std::string& path, int64_t num_nodes, int64_t num_classes, GraphStore& store);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

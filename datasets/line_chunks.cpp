@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "base/mutex.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 constexpr size_t kInputBytes = size_t{1} << 18;  // compressed bytes read per fread
@@ -230,4 +230,4 @@ StreamStats stream_line_chunks(const std::string& path, int num_threads,
   return stats;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 inline constexpr size_t kDefaultChunkBytes = size_t{4} << 20;
 // A single line longer than this is an error (keeps a chunk's size bounded).
@@ -107,4 +107,4 @@ void for_each_line(const LineChunk& chunk, F&& fn) {
   }
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -15,7 +15,7 @@
 #include "base/error.h"
 #include "datasets/csv.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 
@@ -444,4 +444,4 @@ void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>&
   out.commit();
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -17,7 +17,7 @@
 
 #include "base/buffer.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 enum class DType : uint8_t {
   kBool,
@@ -93,4 +93,4 @@ Buffer to_float32(const NpyArray& array, const std::string& what);
 // A 'S' array's elements as strings (trailing NULs removed).
 std::vector<std::string> to_strings(const NpyArray& array, const std::string& what);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

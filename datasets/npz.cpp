@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "graph/file_kind.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 // DEFLATE cannot expand data by more than ~1032:1; a member declaring more
@@ -97,4 +97,4 @@ NpyHeader NpzArchive::header(const std::string& key) const {
       key, [](auto& read, uint64_t, const std::string& what) { return read_npy_header(read, what); });
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -11,7 +11,7 @@
 
 struct zip;
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 class NpzArchive {
  public:
@@ -44,4 +44,4 @@ class NpzArchive {
   std::vector<std::string> keys_;
 };
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -11,7 +11,7 @@
 #include "datasets/sparse_matrix.h"
 #include "datasets/store_assembly.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 
@@ -106,4 +106,4 @@ GraphStore read_npz_dataset(const NpzOptions& options) {
   return store;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

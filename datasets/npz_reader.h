@@ -17,7 +17,7 @@
 #include "graph/csr_builder.h"
 #include "graph/graph_store.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct NpzOptions {
   std::string file;         // F.npz
@@ -33,4 +33,4 @@ struct NpzOptions {
 
 GraphStore read_npz_dataset(const NpzOptions& options);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

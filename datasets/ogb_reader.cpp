@@ -12,7 +12,7 @@
 #include "datasets/csv.h"
 #include "datasets/store_assembly.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 
@@ -235,4 +235,4 @@ GraphStore read_ogb(const OgbOptions& options) {
   return store;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -21,7 +21,7 @@
 #include "graph/csr_builder.h"
 #include "graph/graph_store.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct OgbOptions {
   std::string root;         // DIR, holding raw/ and split/
@@ -34,4 +34,4 @@ struct OgbOptions {
 // Reads DIR into a validated single-label GraphStore.
 GraphStore read_ogb(const OgbOptions& options);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

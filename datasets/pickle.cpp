@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 
-namespace dgcn::datasets::pickle {
+namespace dgcn::detail::pickle {
 namespace {
 
 // The globals a dataset pickle may name, by the names Python 2 and 3 write,
@@ -803,4 +803,4 @@ DenseMatrix as_dense_matrix(const Pickle& p, Ref value, const std::string& field
   return m;
 }
 
-}  // namespace dgcn::datasets::pickle
+}  // namespace dgcn::detail::pickle

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-namespace dgcn::datasets::pickle {
+namespace dgcn::detail::pickle {
 
 enum class Kind : uint8_t {
   kNone,
@@ -103,4 +103,4 @@ struct DenseMatrix {
 // dense result (a tiny file must not claim a huge matrix).
 DenseMatrix as_dense_matrix(const Pickle& p, Ref value, const std::string& field, uint64_t max_bytes);
 
-}  // namespace dgcn::datasets::pickle
+}  // namespace dgcn::detail::pickle

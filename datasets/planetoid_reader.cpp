@@ -14,7 +14,7 @@
 #include "datasets/pickle.h"
 #include "datasets/store_assembly.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,31 +31,31 @@ std::vector<std::byte> read_bytes(const std::string& path) {
 }
 
 struct Parts {
-  pickle::DenseMatrix x, tx, allx, y, ty, ally;
+  detail::pickle::DenseMatrix x, tx, allx, y, ty, ally;
   std::vector<int64_t> src, dst;  // graph edges
   std::vector<int64_t> test_index;
 };
 
-pickle::DenseMatrix read_matrix(const std::string& path, const std::string& field) {
+detail::pickle::DenseMatrix read_matrix(const std::string& path, const std::string& field) {
   const std::vector<std::byte> bytes = read_bytes(path);
-  const pickle::Pickle p = pickle::load(bytes, path);
+  const detail::pickle::Pickle p = detail::pickle::load(bytes, path);
   // A sparse matrix may be far larger dense than on disk, but not without bound.
   const uint64_t max_bytes =
       std::max<uint64_t>(uint64_t{64} << 20, 256 * static_cast<uint64_t>(bytes.size()));
-  return pickle::as_dense_matrix(p, p.root(), field, max_bytes);
+  return detail::pickle::as_dense_matrix(p, p.root(), field, max_bytes);
 }
 
 void read_graph(const std::string& path, Parts& parts) {
   const std::vector<std::byte> bytes = read_bytes(path);
-  const pickle::Pickle p = pickle::load(bytes, path);
-  const pickle::Value& dict = p.expect(p.root(), pickle::Kind::kDict, "the graph");
+  const detail::pickle::Pickle p = detail::pickle::load(bytes, path);
+  const detail::pickle::Value& dict = p.expect(p.root(), detail::pickle::Kind::kDict, "the graph");
   for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {
     const int64_t u = p.as_int(dict.items[k], "a node id of the graph");
-    const pickle::Value& list = p.at(dict.items[k + 1]);
-    DGCN_CHECK(list.kind == pickle::Kind::kList || list.kind == pickle::Kind::kTuple,
+    const detail::pickle::Value& list = p.at(dict.items[k + 1]);
+    DGCN_CHECK(list.kind == detail::pickle::Kind::kList || list.kind == detail::pickle::Kind::kTuple,
                "{}: the neighbours of node {} are a {}, expected a list", path, u,
-               pickle::kind_name(list.kind));
-    for (pickle::Ref r : list.items) {
+               detail::pickle::kind_name(list.kind));
+    for (detail::pickle::Ref r : list.items) {
       parts.src.push_back(u);
       parts.dst.push_back(p.as_int(r, fmt::format("a neighbour of node {}", u)));
     }
@@ -89,7 +89,7 @@ std::vector<int64_t> read_test_index(const std::string& path) {
 
 // The class of every row of a one-hot matrix: its largest entry's column
 // (the first on ties, as torch.max), -1 for an all-zero row.
-std::vector<int32_t> classes_of(const pickle::DenseMatrix& onehot) {
+std::vector<int32_t> classes_of(const detail::pickle::DenseMatrix& onehot) {
   std::vector<int32_t> out(static_cast<size_t>(onehot.rows), -1);
   for (int64_t r = 0; r < onehot.rows; ++r) {
     const float* row = onehot.values.data() + r * onehot.cols;
@@ -155,15 +155,15 @@ GraphStore read_planetoid(const PlanetoidOptions& options) {
   std::sort(sorted.begin(), sorted.end());
   DGCN_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
              "{}: test.index repeats a node", what);
-  pickle::DenseMatrix tx = std::move(parts.tx), ty = std::move(parts.ty);
+  detail::pickle::DenseMatrix tx = std::move(parts.tx), ty = std::move(parts.ty);
   if (name == "citeseer") {
     // Isolated test nodes have no row in tx/ty: extend both to every index
     // from the smallest to the largest, tx row k going to sorted[k] - min.
     const int64_t lo = sorted.front(), len = sorted.back() - lo + 1;
     DGCN_CHECK(len <= 4 * num_test + 1024, "{}: test indices span {} nodes for {} test rows", what, len,
                num_test);
-    pickle::DenseMatrix tx_ext{len, f, std::vector<float>(static_cast<size_t>(len * f), 0.0f)};
-    pickle::DenseMatrix ty_ext{len, c, std::vector<float>(static_cast<size_t>(len * c), 0.0f)};
+    detail::pickle::DenseMatrix tx_ext{len, f, std::vector<float>(static_cast<size_t>(len * f), 0.0f)};
+    detail::pickle::DenseMatrix ty_ext{len, c, std::vector<float>(static_cast<size_t>(len * c), 0.0f)};
     for (int64_t k = 0; k < num_test; ++k) {
       std::copy_n(tx.values.begin() + k * f, f, tx_ext.values.begin() + (sorted[k] - lo) * f);
       std::copy_n(ty.values.begin() + k * c, c, ty_ext.values.begin() + (sorted[k] - lo) * c);
@@ -221,4 +221,4 @@ GraphStore read_planetoid(const PlanetoidOptions& options) {
   return store;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -24,7 +24,7 @@
 #include "graph/csr_builder.h"
 #include "graph/graph_store.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct PlanetoidOptions {
   std::string root;  // DIR holding raw/ind.<name>.* or ind.<name>.*
@@ -39,4 +39,4 @@ GraphStore read_planetoid(const PlanetoidOptions& options);
 // Throws naming both places when neither does.
 std::string planetoid_folder(const PlanetoidOptions& options);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 SparseMatrix read_sparse_csr(const NpzArchive& npz, const CsrKeys& keys, bool with_values) {
   const std::string& path = npz.path();
@@ -77,4 +77,4 @@ Buffer to_dense(const SparseMatrix& m, const std::string& what, uint64_t max_byt
   return out;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

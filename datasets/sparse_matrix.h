@@ -10,7 +10,7 @@
 #include "base/buffer.h"
 #include "datasets/npz.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct CsrKeys {
   std::string data, indices, indptr, shape;
@@ -40,4 +40,4 @@ std::vector<int64_t> row_ids(const SparseMatrix& m);
 // form exceeds max_bytes is an error naming `what`, before any allocation.
 Buffer to_dense(const SparseMatrix& m, const std::string& what, uint64_t max_bytes);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "datasets/csv.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 
@@ -170,4 +170,4 @@ Splits make_splits(const SplitSpec& spec, int64_t num_nodes, std::span<const int
   return out;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct SplitSpec {
   enum Kind { kNone, kPerClass, kRatio } kind = kNone;
@@ -41,4 +41,4 @@ struct Splits {
 Splits make_splits(const SplitSpec& spec, int64_t num_nodes, std::span<const int32_t> labels,
                    int64_t num_classes, uint64_t seed);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

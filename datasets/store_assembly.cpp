@@ -2,7 +2,7 @@
 
 #include "base/parallel.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 int resolve_threads(int num_threads) {
   return num_threads > 0 ? num_threads : default_num_threads();
@@ -36,4 +36,4 @@ void set_splits(GraphStore& store, Splits&& splits) {
   store.test = Buffer::from_vector(std::move(splits.test));
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -12,7 +12,7 @@
 #include "graph/csr_builder.h"
 #include "graph/graph_store.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 // 0 means every core (default_num_threads()).
 int resolve_threads(int num_threads);
@@ -27,4 +27,4 @@ nlohmann::json set_graph(GraphStore& store, int64_t num_nodes, std::vector<int64
 
 void set_splits(GraphStore& store, Splits&& splits);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

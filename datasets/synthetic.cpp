@@ -18,7 +18,7 @@
 #include "datasets/splits.h"
 #include "datasets/store_assembly.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 namespace {
 
@@ -562,4 +562,4 @@ double edge_homophily(const GraphStore& store, int num_threads) {
   return counted > 0 ? static_cast<double>(same) / static_cast<double>(counted) : 0.0;
 }
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -39,7 +39,7 @@
 
 #include "graph/graph_store.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 
 struct SyntheticSpec {
   std::string name = "custom";     // the preset it came from (recorded in the metadata)
@@ -89,4 +89,4 @@ GraphStore generate_synthetic(const SyntheticSpec& spec, int num_threads);
 // whose two ends are labelled; single-label stores only (0 without edges).
 double edge_homophily(const GraphStore& store, int num_threads);
 
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -276,7 +276,7 @@ LaunchResult run_attempt(const LaunchOptions& options, const std::vector<std::st
                options.master_port, options.timeout.count() / 1000.0,
                attempt > 0 ? fmt::format(", restart {} of {}", attempt, options.max_restarts) : "");
   if (options.node_rank == 0) {
-    // README "What listens where": said once per start, since it is a port anyone may reach.
+    // docs/distributed.md, "What listens where": said once per start, since it is a port anyone may reach.
     spdlog::info(
         "launcher: rank 0 hosts the rendezvous store (c10d TCPStore) on port {} of every interface of "
         "this machine, not only {}: LibTorch's store cannot bind one address",

@@ -1,7 +1,7 @@
 // Where this process sits in a distributed job, read from the environment that
 // torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT). dgcn's own launcher sets the same variables, and so can an
-// srun/mpirun wrapper; see the README section "Running on several processes".
+// srun/mpirun wrapper; see docs/distributed.md, "Running on several processes".
 #pragma once
 
 #include <functional>

@@ -3,9 +3,9 @@
 #include "fuzz/harness.h"
 
 DGCN_FUZZ_READER({
-  dgcn::datasets::EdgeListOptions o;
+  dgcn::EdgeListOptions o;
   o.file = dgcn::fuzz::write_file("g.txt", data, size);
   o.num_threads = 2;
   o.chunk_bytes = 64;  // many chunks, so the parallel parse is exercised too
-  (void)dgcn::datasets::read_edgelist(o);
+  (void)dgcn::read_edgelist(o);
 })

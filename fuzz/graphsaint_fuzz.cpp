@@ -3,8 +3,8 @@
 #include "fuzz/harness.h"
 
 DGCN_FUZZ_READER({
-  dgcn::datasets::GraphSaintOptions o;
+  dgcn::GraphSaintOptions o;
   o.root = dgcn::fuzz::write_files({"adj_full.npz", "feats.npy", "class_map.json", "role.json"}, data, size);
   o.num_threads = 1;
-  (void)dgcn::datasets::read_graphsaint(o);
+  (void)dgcn::read_graphsaint(o);
 })

@@ -4,12 +4,12 @@
 
 DGCN_FUZZ_READER({
   const std::string path = dgcn::fuzz::write_file("a.npy", data, size);
-  const dgcn::datasets::NpyArray a = dgcn::datasets::read_npy_file(path);
-  if (a.dtype() == dgcn::datasets::DType::kBytes) {
-    (void)dgcn::datasets::to_strings(a, "a");
+  const dgcn::NpyArray a = dgcn::read_npy_file(path);
+  if (a.dtype() == dgcn::DType::kBytes) {
+    (void)dgcn::to_strings(a, "a");
   } else {
-    (void)dgcn::datasets::to_float32(a, "a");
-    if (a.dtype() != dgcn::datasets::DType::kFloat32 && a.dtype() != dgcn::datasets::DType::kFloat64)
-      (void)dgcn::datasets::to_int64(a, "a");
+    (void)dgcn::to_float32(a, "a");
+    if (a.dtype() != dgcn::DType::kFloat32 && a.dtype() != dgcn::DType::kFloat64)
+      (void)dgcn::to_int64(a, "a");
   }
 })

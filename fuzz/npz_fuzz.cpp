@@ -4,10 +4,10 @@
 #include "fuzz/harness.h"
 
 DGCN_FUZZ_READER({
-  dgcn::datasets::NpzOptions o;
+  dgcn::NpzOptions o;
   o.file = dgcn::fuzz::write_file("g.npz", data, size);
   o.num_threads = 1;
   o.max_feature_bytes = 256 << 20;  // under the fuzzer's -rss_limit_mb, as a machine's memory is in real use
-  o.split = dgcn::datasets::parse_split_spec("ratio:0.5,0.25,0.25");
-  (void)dgcn::datasets::read_npz_dataset(o);
+  o.split = dgcn::parse_split_spec("ratio:0.5,0.25,0.25");
+  (void)dgcn::read_npz_dataset(o);
 })

@@ -3,12 +3,12 @@
 #include "fuzz/harness.h"
 
 DGCN_FUZZ_READER({
-  dgcn::datasets::OgbOptions o;
+  dgcn::OgbOptions o;
   o.root = dgcn::fuzz::write_files(
       {"raw/num-node-list.csv", "raw/num-edge-list.csv", "raw/edge.csv.gz", "raw/node-feat.csv",
        "raw/node-label.csv", "split/s/train.csv", "split/s/valid.csv", "split/s/test.csv.gz"},
       data, size);
   o.num_threads = 2;
   o.chunk_bytes = 64;
-  (void)dgcn::datasets::read_ogb(o);
+  (void)dgcn::read_ogb(o);
 })

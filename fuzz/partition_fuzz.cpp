@@ -12,6 +12,6 @@ DGCN_FUZZ_READER({
   load.threads = 1;
   for (int p = 0; p < m.parts; ++p) {
     const std::string path = dgcn::part_path(dir, m, p);
-    dgcn::check_part(dgcn::load_gcn(path, load), m, p, path, 1);
+    dgcn::check_part(dgcn::load_store(path, load), m, p, path, 1);
   }
 })

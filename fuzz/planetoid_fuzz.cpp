@@ -3,12 +3,12 @@
 #include "fuzz/harness.h"
 
 DGCN_FUZZ_READER({
-  dgcn::datasets::PlanetoidOptions o;
+  dgcn::PlanetoidOptions o;
   o.root = dgcn::fuzz::write_files(
       {"raw/ind.cora.x", "raw/ind.cora.tx", "raw/ind.cora.allx", "raw/ind.cora.y", "raw/ind.cora.ty",
        "raw/ind.cora.ally", "raw/ind.cora.graph", "raw/ind.cora.test.index"},
       data, size);
   o.name = "cora";
   o.num_threads = 1;
-  (void)dgcn::datasets::read_planetoid(o);
+  (void)dgcn::read_planetoid(o);
 })

@@ -15,14 +15,14 @@ bool starts_with(std::span<const std::byte> head, const char* magic, size_t n) {
   return head.size() >= n && std::memcmp(head.data(), magic, n) == 0;
 }
 
-std::string stem_gcn(const std::string& path) {
+std::string stem_store(const std::string& path) {
   return std::filesystem::path(path).replace_extension(".gcn").filename().string();
 }
 
 }  // namespace
 
 FileKind file_kind(std::span<const std::byte> head) {
-  if (starts_with(head, "\x89GCN\r\n\x1a\n", 8)) return FileKind::kGcn;
+  if (starts_with(head, "\x89GCN\r\n\x1a\n", 8)) return FileKind::kStore;
   if (starts_with(head, "PK\x03\x04", 4)) return FileKind::kZip;
   if (starts_with(head, "\x93NUMPY", 6)) return FileKind::kNpy;
   if (starts_with(head, "\x1f\x8b", 2)) return FileKind::kGzip;
@@ -35,9 +35,9 @@ FileKind file_kind(std::span<const std::byte> head) {
 }
 
 std::string file_kind_hint(const std::string& path, std::span<const std::byte> head) {
-  const std::string out = stem_gcn(path);
+  const std::string out = stem_store(path);
   switch (file_kind(head)) {
-    case FileKind::kGcn:
+    case FileKind::kStore:
       return fmt::format(
           "it is a .gcn graph store (dgcn's own format): `dgcn-prep info {}` describes it, "
           "dgcn-train and dgcn-predict read it with --data",

@@ -9,14 +9,14 @@
 
 namespace dgcn {
 
-enum class FileKind { kUnknown, kGcn, kZip, kNpy, kGzip, kPickle, kText };
+enum class FileKind { kUnknown, kStore, kZip, kNpy, kGzip, kPickle, kText };
 
 // The kind `head` (the first bytes of a file) starts like.
 FileKind file_kind(std::span<const std::byte> head);
 // The kind of `path`'s first bytes (kUnknown when it cannot be read).
 FileKind file_kind(const std::string& path);
-inline bool looks_like_gcn(std::span<const std::byte> head) {
-  return file_kind(head) == FileKind::kGcn;
+inline bool looks_like_store(std::span<const std::byte> head) {
+  return file_kind(head) == FileKind::kStore;
 }
 
 // A hint from the first bytes of `path` naming its kind and the dgcn-prep

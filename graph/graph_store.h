@@ -1,7 +1,7 @@
 // The graph store: a CSR adjacency plus everything a node-classification job
 // needs of its nodes (features, labels, train/valid/test splits, degrees).
 // Built by the readers in datasets/, saved to and loaded from `.gcn` files
-// (graph/gcn_format.h); its arrays may live in memory or in a read-only map.
+// (graph/store_format.h); its arrays may live in memory or in a read-only map.
 #pragma once
 
 #include <cstdint>

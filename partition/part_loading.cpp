@@ -18,7 +18,7 @@ PartitionedData load_partition_part(const std::string& dir, Collectives& comm, c
                "{} is partitioned into {} parts but the job has {} ranks; start one rank per part", dir,
                data.manifest.parts, comm.size());
     const std::string path = part_path(dir, data.manifest, comm.rank());
-    data.part = load_gcn(path, load);
+    data.part = load_store(path, load);
     check_part(data.part, data.manifest, comm.rank(), path, load.threads);
   } catch (const std::exception& e) {
     error = e.what();

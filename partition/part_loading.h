@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "graph/gcn_format.h"
 #include "graph/graph_store.h"
+#include "graph/store_format.h"
 #include "partition/collectives.h"
 #include "partition/partition_files.h"
 

@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "base/random.h"
-#include "graph/gcn_header.h"
+#include "graph/store_header.h"
 #include "graph/symmetry.h"
 
 namespace dgcn {
@@ -139,8 +139,8 @@ std::vector<int32_t> assign_parts(const GraphStore& whole, const PartitionOption
   DGCN_CHECK(!whole.part.is_part(),
              "partition: the store is already part {} of {}; partition the whole graph", whole.part.index,
              whole.part.count);
-  DGCN_CHECK(o.parts >= 1 && o.parts <= gcn::kMaxParts, "partition: {} parts, expected 1 to {}", o.parts,
-             gcn::kMaxParts);
+  DGCN_CHECK(o.parts >= 1 && o.parts <= detail::kMaxParts, "partition: {} parts, expected 1 to {}", o.parts,
+             detail::kMaxParts);
   const int64_t n = whole.num_nodes();
   DGCN_CHECK(n >= o.parts, "partition: {} parts for a graph of {} nodes; every part needs a node", o.parts,
              n);

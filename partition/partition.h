@@ -3,7 +3,7 @@
 // fetches what it needs of the others (sampling/partitioned_sampler.h).
 //
 //   std::vector<int32_t> owner = assign_parts(store, {.parts = 4});
-//   for (int p = 0; p < 4; ++p) save_gcn(extract_part(store, owner, p, 4, id), file_of(p));
+//   for (int p = 0; p < 4; ++p) save_store(extract_part(store, owner, p, 4, id), file_of(p));
 //
 // Node ids stay those of the whole graph: a part lists the ids of the nodes
 // it owns and everything it names uses them, so sampling a partitioned graph

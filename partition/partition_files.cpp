@@ -11,7 +11,7 @@
 #include "base/file_io.h"
 #include "base/parallel.h"
 #include "base/timing.h"
-#include "graph/gcn_header.h"
+#include "graph/store_header.h"
 
 namespace dgcn {
 
@@ -149,7 +149,7 @@ PartitionManifest read_partition_manifest(const std::string& dir) {
   DGCN_CHECK(version == kFormatVersion, "{}: manifest version {}, this build reads version {}", path, version,
              kFormatVersion);
   PartitionManifest m;
-  m.parts = static_cast<int>(r.integer(j, "parts", "the manifest", 1, gcn::kMaxParts));
+  m.parts = static_cast<int>(r.integer(j, "parts", "the manifest", 1, detail::kMaxParts));
   m.method = r.string(j, "method", "the manifest");
   m.seed = static_cast<uint64_t>(r.integer(j, "seed", "the manifest", 0, INT64_MAX));
   m.partition_id = r.digest(j, "partition_id", "the manifest");
@@ -258,7 +258,7 @@ WritePartitionResult write_partition(const GraphStore& whole, const std::string&
       const std::string file = part_file_name(p);
       const std::string path = (fs::path(dir) / file).string();
       written.push_back(path);
-      result.file_bytes += save_gcn(part, path, o.save).file_bytes;
+      result.file_bytes += save_store(part, path, o.save).file_bytes;
       m.files.push_back({file, content_digest(part, threads), part.num_nodes(), part.num_edges(),
                          static_cast<int64_t>(part.train_nodes().size())});
       if (o.progress) {

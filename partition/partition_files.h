@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "partition/partition.h"
 
 namespace dgcn {

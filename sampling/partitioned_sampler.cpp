@@ -19,9 +19,9 @@ namespace dgcn {
 
 namespace {
 
-using sampling_detail::hop_key;
-using sampling_detail::pick_positions;
-using sampling_detail::sampled_count;
+using detail::hop_key;
+using detail::pick_positions;
+using detail::sampled_count;
 
 }  // namespace
 
@@ -137,7 +137,7 @@ void PartitionedSampler::sample(std::span<const int64_t> seeds, const BatchKey& 
     out.num_nodes_per_hop.push_back(static_cast<int64_t>(out.n_id.size()) - hop_end);
     hop_begin = hop_end;
   }
-  sampling_detail::build_prefix_blocks(out);
+  detail::build_prefix_blocks(out);
 }
 
 void PartitionedSampler::serve_picks(int peer, std::span<const int64_t> header, std::span<const int64_t> ids,

@@ -91,7 +91,7 @@ class PartitionedSampler {
   OwnerGroups groups_;
   std::vector<int32_t> local_of_;  // global id -> id in the batch being sampled, -1 elsewhere
   std::vector<int64_t> positions_;
-  sampling_detail::RowMarks marks_;
+  detail::RowMarks marks_;
 };
 
 // A loader batch producer over a partitioned graph: sample() and fetch()

@@ -1,5 +1,5 @@
 // Helpers for tests that run programs: a shell command with its exit status
-// and output (in a ScratchDir from graph/gcn_test_util.h).
+// and output (in a ScratchDir from graph/store_test_util.h).
 #pragma once
 
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/gcn_test_util.h"
+#include "graph/store_test_util.h"
 
 namespace dgcn::testing {
 

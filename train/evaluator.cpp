@@ -11,8 +11,8 @@ namespace dgcn {
 namespace {
 
 // The metric sums of rows [0, num_valid) and of the rest.
-std::pair<MetricSums, MetricSums> valid_and_test(Task task, const at::Tensor& logits, const at::Tensor& targets_cpu,
-                                                 int64_t num_valid) {
+std::pair<MetricSums, MetricSums> valid_and_test(Task task, const at::Tensor& logits,
+                                                 const at::Tensor& targets_cpu, int64_t num_valid) {
   const at::Tensor targets = targets_cpu.to(logits.device());
   const int64_t num_test = logits.size(0) - num_valid;
   return {batch_metrics(task, logits.narrow(0, 0, num_valid), targets.narrow(0, 0, num_valid)),
@@ -35,7 +35,8 @@ std::pair<MetricSums, MetricSums> Evaluator::evaluate(GcnImpl& model) {
 }
 
 std::vector<int64_t> Evaluator::slice(std::span<const int64_t> nodes) const {
-  const IndexRange r = evaluation_slice(static_cast<int64_t>(nodes.size()), options_.rank, options_.world_size);
+  const IndexRange r =
+      evaluation_slice(static_cast<int64_t>(nodes.size()), options_.rank, options_.world_size);
   return {nodes.begin() + r.begin, nodes.begin() + r.end};
 }
 
@@ -61,10 +62,9 @@ std::pair<MetricSums, MetricSums> Evaluator::over_parts(GcnImpl& model) {
   InferenceOptions io;
   io.chunk_rows = options_.eval_chunk_rows;
   io.device = options_.device;
-  const at::Tensor logits =
-      partitioned_full_neighbour_outputs(model, store_, *partitioned_->map, *partitioned_->main, features_, both,
-                                         io, 0)
-          .logits;
+  const at::Tensor logits = partitioned_full_neighbour_outputs(model, store_, *partitioned_->map,
+                                                               *partitioned_->main, features_, both, io, 0)
+                                .logits;
   std::vector<int64_t> rows;
   rows.reserve(both.size());
   for (int64_t v : both) rows.push_back(partitioned_->map->row(v));

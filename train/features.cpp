@@ -51,7 +51,8 @@ Buffer input_features(const GraphStore& store, bool normalize, int num_threads, 
     const double mine =
         store.num_features > 0 && store.num_nodes() > 0 ? lowest : std::numeric_limits<double>::infinity();
     double smallest = mine;
-    for (const auto& theirs : all_gather(*parts, std::vector<double>{mine})) smallest = std::min(smallest, theirs[0]);
+    for (const auto& theirs : all_gather(*parts, std::vector<double>{mine}))
+      smallest = std::min(smallest, theirs[0]);
     lowest = static_cast<float>(smallest);
   }
   return normalized_features(store, num_threads, lowest);

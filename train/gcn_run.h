@@ -20,7 +20,7 @@
 
 #include "distributed/ddp.h"
 #include "distributed/process_group.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "partition/part_loading.h"
 #include "train/gcn_trainer.h"
 

@@ -53,10 +53,10 @@ std::vector<int64_t> resolve_nodes(const GraphStore& store, const std::string& s
   if (spec == "train") return {store.train_nodes().begin(), store.train_nodes().end()};
   if (spec == "valid") return {store.valid_nodes().begin(), store.valid_nodes().end()};
   if (spec == "test") return {store.test_nodes().begin(), store.test_nodes().end()};
-  const datasets::NpyArray array = datasets::read_npy_file(spec);
+  const NpyArray array = read_npy_file(spec);
   DGCN_CHECK(array.shape().size() == 1, "nodes {}: shape {}, expected a vector of node ids", spec,
              array.header.shape_string());
-  const std::vector<int64_t> ids = datasets::to_int64(array, "nodes " + spec);
+  const std::vector<int64_t> ids = to_int64(array, "nodes " + spec);
   std::unordered_map<int64_t, int64_t> of_source;
   if (!store.source_ids.empty()) {
     const auto src = store.source_ids.as<int64_t>();
@@ -165,24 +165,24 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
     summary["labelled"] = static_cast<int64_t>(m.count);
   }
   nlohmann::json files = nlohmann::json::array();
-  auto write = [&](const std::string& name, datasets::DType dtype, const at::Tensor& t) {
+  auto write = [&](const std::string& name, DType dtype, const at::Tensor& t) {
     const std::string path = o.out + "." + name + ".npy";
     const at::Tensor c = t.contiguous();
     std::vector<int64_t> shape(c.sizes().begin(), c.sizes().end());
-    datasets::write_npy(path, dtype, shape, c.data_ptr());
+    write_npy(path, dtype, shape, c.data_ptr());
     files.push_back(path);
   };
   std::vector<int64_t> source(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) source[i] = store.source_id(nodes[i]);
-  write("node_ids", datasets::DType::kInt64, torch::tensor(source, torch::kLong));
-  if (wants("class")) write("class", datasets::DType::kInt64, logits.argmax(1).to(torch::kLong));
+  write("node_ids", DType::kInt64, torch::tensor(source, torch::kLong));
+  if (wants("class")) write("class", DType::kInt64, logits.argmax(1).to(torch::kLong));
   if (wants("probs")) {
-    write("probs", datasets::DType::kFloat32,
+    write("probs", DType::kFloat32,
           store.task == Task::kMultiLabel ? torch::sigmoid(logits) : torch::softmax(logits, 1));
   }
-  if (wants("logits")) write("logits", datasets::DType::kFloat32, logits);
+  if (wants("logits")) write("logits", DType::kFloat32, logits);
   if (wants("embeddings")) {
-    write("embeddings", datasets::DType::kFloat32, embeddings);
+    write("embeddings", DType::kFloat32, embeddings);
     summary["embedding_layer"] = layer;
   }
   summary["files"] = files;

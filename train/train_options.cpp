@@ -6,7 +6,8 @@
 
 namespace dgcn {
 
-LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o, bool gather_features) {
+LoaderOptions loader_options(const std::vector<int64_t>& fanouts, const TrainOptions& o,
+                             bool gather_features) {
   LoaderOptions l;
   l.sampler.fanouts = fanouts;
   l.num_workers = o.loader_workers;

@@ -40,8 +40,8 @@ TrainingSeeds TrainingSeeds::of_parts(const GraphStore& part, const PartMap& map
   }
   // Per rank: its training nodes and how many lack a label.
   double total = 0, total_unlabelled = 0, largest = 0;
-  for (const auto& rank_counts :
-       all_gather(comm, std::vector<double>{static_cast<double>(own.size()), static_cast<double>(unlabelled)})) {
+  for (const auto& rank_counts : all_gather(
+           comm, std::vector<double>{static_cast<double>(own.size()), static_cast<double>(unlabelled)})) {
     total += rank_counts[0];
     total_unlabelled += rank_counts[1];
     largest = std::max(largest, rank_counts[0]);

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "apps/prep/prep.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
 namespace dgcn::prep {
 
@@ -27,7 +27,7 @@ void register_convert(CLI::App& app) {
   cmd->callback([o] {
     LoadOptions load;
     load.threads = o->output.threads;
-    write_output(load_gcn(o->file, load), o->output);
+    write_output(load_store(o->file, load), o->output);
   });
 }
 

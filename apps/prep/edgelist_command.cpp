@@ -9,7 +9,7 @@ namespace dgcn::prep {
 
 void register_edgelist(CLI::App& app) {
   struct State {
-    datasets::EdgeListOptions reader;
+    EdgeListOptions reader;
     OutputOptions output;
   };
   auto state = std::make_shared<State>();
@@ -26,7 +26,7 @@ void register_edgelist(CLI::App& app) {
   cmd->callback([state] {
     state->reader.edges = state->output.edges;
     state->reader.num_threads = state->output.threads;
-    write_output(datasets::read_edgelist(state->reader), state->output);
+    write_output(read_edgelist(state->reader), state->output);
   });
 }
 

@@ -9,7 +9,7 @@ namespace dgcn::prep {
 
 void register_graphsaint(CLI::App& app) {
   struct State {
-    datasets::GraphSaintOptions reader;
+    GraphSaintOptions reader;
     OutputOptions output;
   };
   auto state = std::make_shared<State>();
@@ -33,7 +33,7 @@ void register_graphsaint(CLI::App& app) {
   cmd->callback([state] {
     state->reader.edges = state->output.edges;
     state->reader.num_threads = state->output.threads;
-    write_output(datasets::read_graphsaint(state->reader), state->output);
+    write_output(read_graphsaint(state->reader), state->output);
   });
 }
 

@@ -9,7 +9,7 @@
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
 #include "graph/components.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
 namespace dgcn::prep {
 
@@ -36,7 +36,7 @@ nlohmann::json degree_stats(const GraphStore& s) {
           {"isolated_nodes", isolated}};
 }
 
-nlohmann::json sections_json(const GcnHeader& h) {
+nlohmann::json sections_json(const StoreHeader& h) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& s : h.sections) {
     out.push_back({{"name", s.name},
@@ -51,7 +51,7 @@ nlohmann::json sections_json(const GcnHeader& h) {
 }
 
 // The statistics of a loaded store and its file's header.
-nlohmann::json info_json(const std::string& path, const GraphStore& s, const GcnHeader& h) {
+nlohmann::json info_json(const std::string& path, const GraphStore& s, const StoreHeader& h) {
   // Metadata is JSON written by the reader; show it as such when it parses.
   nlohmann::json metadata = nlohmann::json::parse(s.metadata_json, nullptr, /*allow_exceptions=*/false);
   if (metadata.is_discarded()) metadata = s.metadata_json;
@@ -80,8 +80,8 @@ nlohmann::json info_json(const std::string& path, const GraphStore& s, const Gcn
 void run_info(const InfoOptions& o) {
   LoadOptions load;
   load.threads = o.threads;
-  const GraphStore store = load_gcn(o.file, load);
-  const GcnHeader header = read_gcn_header(o.file);
+  const GraphStore store = load_store(o.file, load);
+  const StoreHeader header = read_store_header(o.file);
   nlohmann::json j = info_json(o.file, store, header);
   if (o.components) {
     DGCN_CHECK(!store.part.is_part(), "{}: --components needs the whole graph; this file is part {} of {}",

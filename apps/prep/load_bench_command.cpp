@@ -19,7 +19,7 @@
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
 namespace dgcn::prep {
 
@@ -52,7 +52,7 @@ void run_child(const BenchOptions& o) {
   load.cache_dir = o.cache_dir;
   load.threads = o.threads;
   LoadStats st;
-  const GraphStore store = load_gcn(o.file, load, &st);  // held while memory is read
+  const GraphStore store = load_store(o.file, load, &st);  // held while memory is read
   nlohmann::json j = {{"seconds", st.seconds},
                       {"frames_seconds", st.frames_seconds},
                       {"validate_seconds", st.validate_seconds},
@@ -106,7 +106,7 @@ nlohmann::json measure_in_child(const BenchOptions& o, const std::string& mode) 
 
 void run_bench(BenchOptions o) {
   namespace fs = std::filesystem;
-  const GcnHeader h = read_gcn_header(o.file);
+  const StoreHeader h = read_store_header(o.file);
   std::string temp_dir;
   if (o.cache_dir.empty()) {
     fs::path parent = fs::absolute(o.file).parent_path();

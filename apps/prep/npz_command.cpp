@@ -9,7 +9,7 @@ namespace dgcn::prep {
 
 void register_npz(CLI::App& app) {
   struct State {
-    datasets::NpzOptions reader;
+    NpzOptions reader;
     std::string split = "per-class:20,valid:500,test:1000";
     OutputOptions output;
   };
@@ -34,10 +34,10 @@ void register_npz(CLI::App& app) {
       ->check(dgcn::cli::kNonNegative);
   add_output_flags(*cmd, state->output);
   cmd->callback([state] {
-    state->reader.split = datasets::parse_split_spec(state->split);
+    state->reader.split = parse_split_spec(state->split);
     state->reader.edges = state->output.edges;
     state->reader.num_threads = state->output.threads;
-    write_output(datasets::read_npz_dataset(state->reader), state->output);
+    write_output(read_npz_dataset(state->reader), state->output);
   });
 }
 

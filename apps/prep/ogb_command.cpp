@@ -9,7 +9,7 @@ namespace dgcn::prep {
 
 void register_ogb(CLI::App& app) {
   struct State {
-    datasets::OgbOptions reader;
+    OgbOptions reader;
     OutputOptions output;
   };
   auto state = std::make_shared<State>();
@@ -29,7 +29,7 @@ void register_ogb(CLI::App& app) {
   cmd->callback([state] {
     state->reader.edges = state->output.edges;
     state->reader.num_threads = state->output.threads;
-    write_output(datasets::read_ogb(state->reader), state->output);
+    write_output(read_ogb(state->reader), state->output);
   });
 }
 

@@ -9,8 +9,8 @@
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
-#include "graph/gcn_format.h"
 #include "graph/reorder.h"
+#include "graph/store_format.h"
 
 namespace dgcn::prep {
 
@@ -83,7 +83,7 @@ void write_output(GraphStore store, const OutputOptions& o) {
   save.threads = threads;
   save.all_raw = o.all_raw;
   save.progress = [](const std::string& line) { spdlog::info("{}", line); };
-  const SaveResult r = save_gcn(store, o.out, save);
+  const SaveResult r = save_store(store, o.out, save);
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json j = {{"path", o.out},

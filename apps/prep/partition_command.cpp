@@ -13,8 +13,8 @@
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
-#include "graph/gcn_format.h"
-#include "graph/gcn_header.h"
+#include "graph/store_format.h"
+#include "graph/store_header.h"
 #include "partition/partition_files.h"
 
 namespace dgcn::prep {
@@ -37,7 +37,7 @@ void run_partition(const PartitionCommandOptions& o) {
   LoadOptions load;
   load.threads = threads;
   spdlog::info("loading {}", o.file);
-  const GraphStore whole = load_gcn(o.file, load);
+  const GraphStore whole = load_store(o.file, load);
   spdlog::info("partitioning {} nodes, {} CSR entries into {} parts ({})", whole.num_nodes(),
                whole.num_edges(), o.parts, o.method);
   WritePartitionOptions w;
@@ -83,7 +83,7 @@ void register_partition(CLI::App& app) {
   cmd->add_option("file", o->file, "the .gcn store to partition")->required();
   cmd->add_option("--parts", o->parts, "number of parts (= ranks of the training job)")
       ->required()
-      ->check(CLI::Range(1, static_cast<int>(gcn::kMaxParts)));
+      ->check(CLI::Range(1, static_cast<int>(detail::kMaxParts)));
   cmd->add_option("--out", o->out,
                   "the folder to write; must not exist or be empty. Parts are written one at a time, the "
                   "manifest last; a failed run leaves nothing behind")

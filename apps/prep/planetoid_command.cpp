@@ -8,7 +8,7 @@ namespace dgcn::prep {
 
 void register_planetoid(CLI::App& app) {
   struct State {
-    datasets::PlanetoidOptions reader;
+    PlanetoidOptions reader;
     OutputOptions output;
   };
   auto state = std::make_shared<State>();
@@ -30,7 +30,7 @@ void register_planetoid(CLI::App& app) {
   cmd->callback([state] {
     state->reader.edges = state->output.edges;
     state->reader.num_threads = state->output.threads;
-    write_output(datasets::read_planetoid(state->reader), state->output);
+    write_output(read_planetoid(state->reader), state->output);
   });
 }
 

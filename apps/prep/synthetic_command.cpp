@@ -80,7 +80,7 @@ void register_synthetic(CLI::App& app) {
   // the edge flags of the readers do not apply here.
   add_write_flags(*cmd, state->output);
   cmd->callback([state] {
-    datasets::SyntheticSpec spec = datasets::synthetic_preset(state->preset);
+    SyntheticSpec spec = synthetic_preset(state->preset);
     const Overrides& o = state->o;
     spec.seed = state->seed;
     apply(o.num_nodes, spec.num_nodes);
@@ -98,7 +98,7 @@ void register_synthetic(CLI::App& app) {
     apply(o.valid_fraction, spec.valid_fraction);
     apply(o.test_fraction, spec.test_fraction);
     const auto t0 = std::chrono::steady_clock::now();
-    GraphStore store = datasets::generate_synthetic(spec, state->output.threads);
+    GraphStore store = generate_synthetic(spec, state->output.threads);
     spdlog::info("synthetic: generated in {:.2f} s",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     write_output(std::move(store), state->output);

@@ -8,7 +8,7 @@
 
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
 namespace dgcn::prep {
 
@@ -20,7 +20,7 @@ struct VerifyOptions {
 };
 
 void run_verify(const VerifyOptions& o) {
-  const VerifyReport r = verify_gcn(o.file, o.threads);
+  const VerifyReport r = verify_store(o.file, o.threads);
   nlohmann::json sections = nlohmann::json::array();
   uint64_t raw = 0;
   for (const auto& s : r.sections) {

@@ -16,12 +16,12 @@ namespace dgcn {
 
 namespace {
 
-using sampling_detail::draw_positions;
-using sampling_detail::hop_key;
-using sampling_detail::kChunkRows;
-using sampling_detail::sampled_count;
-using sampling_detail::takes_whole_row;
-using sampling_detail::ThreadScratch;
+using detail::draw_positions;
+using detail::hop_key;
+using detail::kChunkRows;
+using detail::sampled_count;
+using detail::takes_whole_row;
+using detail::ThreadScratch;
 
 // The work is random reads; each pass issues the prefetches of a whole chunk
 // before using the data, so many misses are in flight at once. A row taken
@@ -127,7 +127,7 @@ class BatchSampler {
       hop_begin = hop_end;
     }
     if (!any_parallel) advance.by = out_.n_id.size();
-    sampling_detail::build_prefix_blocks(out_);
+    detail::build_prefix_blocks(out_);
   }
 
  private:
@@ -376,7 +376,7 @@ class BatchSampler {
 
 }  // namespace
 
-namespace sampling_detail {
+namespace detail {
 
 void build_prefix_blocks(SampledBatch& out) {
   const int num_layers = static_cast<int>(out.blocks.size());
@@ -394,7 +394,7 @@ void build_prefix_blocks(SampledBatch& out) {
   }
 }
 
-}  // namespace sampling_detail
+}  // namespace detail
 
 template <class Id>
 void sample_neighbors_kernel(const Csr& graph, std::span<const Id> indices, std::span<const int64_t> seeds,

@@ -58,7 +58,7 @@
 
 namespace dgcn {
 
-namespace sampling_detail {
+namespace detail {
 
 // Rows per chunk of a hop's frontier (the draws do not depend on it).
 inline constexpr int64_t kChunkRows = 256;
@@ -73,7 +73,7 @@ struct ThreadScratch {
 // prefixes (sampled_batch.h).
 void build_prefix_blocks(SampledBatch& out);
 
-}  // namespace sampling_detail
+}  // namespace detail
 
 struct SamplerScratch::Impl {
   // Note [Relabelling map]
@@ -90,7 +90,7 @@ struct SamplerScratch::Impl {
   std::vector<int64_t> chunk_edges;
   std::vector<int64_t> chunk_firsts;
 
-  std::vector<sampling_detail::ThreadScratch> threads;
+  std::vector<detail::ThreadScratch> threads;
 };
 
 template <class Id>

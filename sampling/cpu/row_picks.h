@@ -18,7 +18,7 @@
 #include "base/random.h"
 #include "sampling/neighbor_sampler.h"
 
-namespace dgcn::sampling_detail {
+namespace dgcn::detail {
 
 inline uint64_t hop_key(const BatchKey& key, int64_t hop) {
   return stream_key(key.seed, {static_cast<uint64_t>(key.epoch), static_cast<uint64_t>(key.batch),
@@ -109,4 +109,4 @@ inline void pick_positions(uint64_t hop, int64_t node, int64_t degree, int64_t c
   }
 }
 
-}  // namespace dgcn::sampling_detail
+}  // namespace dgcn::detail

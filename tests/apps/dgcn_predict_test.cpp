@@ -13,8 +13,8 @@
 
 #include "datasets/npy.h"
 #include "fixtures.h"
-#include "graph/gcn_format.h"
 #include "graph/reorder.h"
+#include "graph/store_format.h"
 #include "json_output.h"
 #include "partition/partition_files.h"
 #include "run_command.h"
@@ -45,7 +45,7 @@ class DgcnPredict : public testing::DgcnTrainRuns {
 };
 
 std::vector<int64_t> int64s(const std::string& path) {
-  return datasets::to_int64(datasets::read_npy_file(path), path);
+  return to_int64(read_npy_file(path), path);
 }
 
 TEST_F(DgcnPredict, TestAccuracyFromClassNpyEqualsDgcnTrainsAndRanksAgree) {
@@ -55,7 +55,7 @@ TEST_F(DgcnPredict, TestAccuracyFromClassNpyEqualsDgcnTrainsAndRanksAgree) {
                    " --nodes test --what class,probs,logits,embeddings");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json s = summary_of(r);
-  const GraphStore store = load_gcn(data_);
+  const GraphStore store = load_store(data_);
   const std::vector<int64_t> ids = int64s(out + ".node_ids.npy"), cls = int64s(out + ".class.npy");
   ASSERT_EQ(ids.size(), store.test_nodes().size());
   int64_t correct = 0;
@@ -81,8 +81,8 @@ TEST_F(DgcnPredict, TestAccuracyFromClassNpyEqualsDgcnTrainsAndRanksAgree) {
   }
   for (const char* part : {"probs", "logits", "embeddings"}) {
     const std::string a_path = out + "." + part + ".npy", b_path = scratch_.file("q") + "." + part + ".npy";
-    const Buffer a = datasets::to_float32(datasets::read_npy_file(a_path), a_path);
-    const Buffer b = datasets::to_float32(datasets::read_npy_file(b_path), b_path);
+    const Buffer a = to_float32(read_npy_file(a_path), a_path);
+    const Buffer b = to_float32(read_npy_file(b_path), b_path);
     ASSERT_EQ(a.size(), b.size()) << part;
     const auto x = a.as<float>(), y = b.as<float>();
     for (size_t i = 0; i < x.size(); ++i) {
@@ -130,11 +130,11 @@ TEST_F(DgcnPredict, NumpyReadsEveryFile) {
 
 TEST_F(DgcnPredict, IdsAreTheSourceDatasetsAlsoAfterAReordering) {
   trained();
-  const GraphStore store = load_gcn(data_);
+  const GraphStore store = load_store(data_);
   std::vector<int64_t> perm(static_cast<size_t>(store.num_nodes()));
   std::iota(perm.rbegin(), perm.rend(), 0);  // reversed: new node i is old node n-1-i
   const std::string reordered = scratch_.file("reversed.gcn");
-  save_gcn(permute(store, perm, 1, "reverse"), reordered);
+  save_store(permute(store, perm, 1, "reverse"), reordered);
   ASSERT_EQ(
       predict("--checkpoint " + ckpt_ + " --data " + data_ + " --out " + scratch_.file("a") + " --nodes all")
           .exit_code,
@@ -152,7 +152,7 @@ TEST_F(DgcnPredict, IdsAreTheSourceDatasetsAlsoAfterAReordering) {
   }
   // --nodes FILE.npy names source ids.
   const std::vector<int64_t> wanted{5, 3, 399};
-  datasets::write_npy(scratch_.file("nodes.npy"), datasets::DType::kInt64, {3}, wanted.data());
+  write_npy(scratch_.file("nodes.npy"), DType::kInt64, {3}, wanted.data());
   auto f = predict("--checkpoint " + ckpt_ + " --data " + reordered + " --out " + scratch_.file("f") +
                    " --nodes " + scratch_.file("nodes.npy"));
   ASSERT_EQ(f.exit_code, 0) << f.err;
@@ -168,7 +168,7 @@ TEST_F(DgcnPredict, BadInputsAreClearErrorsAndLeaveNothing) {
   WritePartitionOptions partition;
   partition.partition.method = PartitionMethod::kRandom;
   partition.source_path = data_;
-  write_partition(load_gcn(data_), parts, partition);
+  write_partition(load_store(data_), parts, partition);
   struct Case {
     std::string flags, message;
     int status;

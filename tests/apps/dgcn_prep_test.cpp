@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "../graph/gcn_test_util.h"
-#include "graph/gcn_format.h"
+#include "../graph/store_test_util.h"
+#include "graph/store_format.h"
 
 namespace dgcn {
 namespace {
@@ -58,7 +58,7 @@ class DgcnPrep : public ::testing::Test {
  protected:
   std::string save(const GraphStore& s, const std::string& name, SaveOptions o = {}) {
     const std::string path = dir_.file(name);
-    save_gcn(s, path, o);
+    save_store(s, path, o);
     return path;
   }
   ScratchDir dir_;
@@ -153,7 +153,7 @@ TEST_F(DgcnPrep, VerifyReportsEverySection) {
   EXPECT_EQ(r.json()["ok"], true);
   EXPECT_EQ(r.json()["sections"].size(), 8u);
 
-  const GcnSection degree = *read_gcn_header(path).find("degree");
+  const StoreSection degree = *read_store_header(path).find("degree");
   std::vector<char> bytes = testing::read_bytes(path);
   bytes[degree.offset + 4] ^= 0x01;
   testing::write_bytes(path, bytes);
@@ -181,9 +181,9 @@ TEST_F(DgcnPrep, ConvertWritesOneJsonLineAndTheSameStore) {
   EXPECT_GT(j["raw_bytes"].get<double>(), 0);
   EXPECT_GT(j["ratio"].get<double>(), 0);
   EXPECT_GE(j["seconds"].get<double>(), 0);
-  EXPECT_TRUE(read_gcn_header(out).all_raw());
-  EXPECT_FALSE(read_gcn_header(in).all_raw());
-  EXPECT_EQ(testing::digest_of(load_gcn(out)), testing::digest_of(s));
+  EXPECT_TRUE(read_store_header(out).all_raw());
+  EXPECT_FALSE(read_store_header(in).all_raw());
+  EXPECT_EQ(testing::digest_of(load_store(out)), testing::digest_of(s));
 }
 
 TEST_F(DgcnPrep, FailedWriteLeavesExistingOutputUntouched) {
@@ -250,7 +250,7 @@ TEST_F(DgcnPrep, ConvertReordersByRcm) {
   EXPECT_TRUE(contains(r.err, "reordered by RCM: bandwidth max")) << r.err;
   EXPECT_EQ(r.json()["num_edges"], 798);
 
-  GraphStore back = load_gcn(out);
+  GraphStore back = load_store(out);
   back.validate("reordered", 2);
   nlohmann::json meta = nlohmann::json::parse(back.metadata_json);
   EXPECT_EQ(meta["reader"], "fixture");
@@ -273,7 +273,7 @@ TEST_F(DgcnPrep, ConvertReordersByRcm) {
   // The default keeps the order.
   r = prep(dir_, "convert " + in + " --out " + out);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(testing::digest_of(load_gcn(out)), testing::digest_of(s));
+  EXPECT_EQ(testing::digest_of(load_store(out)), testing::digest_of(s));
 }
 
 TEST_F(DgcnPrep, LoadBenchMeasuresEachModeInItsOwnProcess) {

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "fixtures.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "sampling/test_graphs.h"
 
 namespace dgcn {
@@ -51,7 +51,7 @@ class SamplerBenchApp : public ::testing::Test {
 
   std::string save_graph() {
     const std::string path = (dir_ / "graph.gcn").string();
-    save_gcn(testing::make_store(testing::skewed_random_edges(4000, 10, 3), 8, 5), path);
+    save_store(testing::make_store(testing::skewed_random_edges(4000, 10, 3), 8, 5), path);
     return path;
   }
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "json_output.h"
 #include "run_command.h"
 #include "train_runs.h"
@@ -127,7 +127,7 @@ TEST_F(DgcnTrainOutputs, AResumeOfAnotherRunIsAnErrorNamingEveryFieldAndBothValu
   const std::string other = scratch_.file("other.gcn");
   GraphStore s = testing::community_store();
   s.features = Buffer::from_vector(std::vector<float>(s.features.as<float>().size(), 0.5f));  // same shape
-  save_gcn(s, other);
+  save_store(s, other);
   struct Case {
     std::string flags, message;
   };
@@ -179,8 +179,8 @@ TEST(DgcnTrainLabels, UnlabelledNodesCountNowhere) {
   }
   s.labels = Buffer::from_vector(std::vector<int32_t>(labels));
   half.test = Buffer::from_vector(std::move(kept));
-  save_gcn(s, dir.file("unlabelled.gcn"));
-  save_gcn(half, dir.file("half.gcn"));
+  save_store(s, dir.file("unlabelled.gcn"));
+  save_store(half, dir.file("half.gcn"));
   const std::string flags =
       " --num-neighbors 5,5 --batch-size 32 --hidden 16 --lr 0.02 --threads 1 --seed 1 --epochs 3";
   auto a = testing::run_command(testing::kTrain + " --data " + dir.file("unlabelled.gcn") + flags, dir);
@@ -206,7 +206,7 @@ TEST(DgcnTrainLabels, UnlabelledSeedsAverageOverTheUnionOfRanks) {
     if (i % 3 == 0 || (i < 60 && i % 3 == 1)) labels[static_cast<size_t>(train_nodes[i])] = -1;
   }
   s.labels = Buffer::from_vector(std::move(labels));
-  save_gcn(s, dir.file("g.gcn"));
+  save_store(s, dir.file("g.gcn"));
   const std::string common =
       testing::kTrain + " --data " + dir.file("g.gcn") +
       " --num-neighbors -1,-1 --hidden 16 --lr 0.05 --dropout 0 --threads 1 --epochs 4 "

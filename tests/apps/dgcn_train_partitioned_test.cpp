@@ -29,7 +29,7 @@ class DgcnTrainPartitioned : public testing::DgcnTrainRuns {
     const std::string dir = scratch_.file(name);
     WritePartitionOptions o;
     o.partition = {.parts = parts, .method = method, .seed = 1, .threads = 1};
-    write_partition(store ? *store : load_gcn(data_), dir, o);
+    write_partition(store ? *store : load_store(data_), dir, o);
     return dir;
   }
   // The per-epoch lines of a metrics file (after the record line).

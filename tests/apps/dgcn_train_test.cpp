@@ -16,7 +16,7 @@
 
 #include "distributed/launcher.h"
 #include "fixtures.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "json_output.h"
 #include "process_probe.h"
 #include "run_command.h"
@@ -88,7 +88,7 @@ TEST_F(DgcnTrain, RanksOfOneMachineMapOneSharedCache) {
   // Every section compressed, so a mapping needs the expanded cache.
   SaveOptions compress_all;
   compress_all.zstd_min_bytes = 0;
-  save_gcn(testing::community_store(), data_, compress_all);
+  save_store(testing::community_store(), data_, compress_all);
   const std::string cache = scratch_.file("cache");
   std::filesystem::create_directories(cache);
   json shared = summary_of(train("--epochs 1 --nproc-per-node 2 --cache-dir " + cache));
@@ -132,7 +132,7 @@ TEST_F(DgcnTrain, TwoRankEvaluationEqualsOneProcessEvaluatingTheSameWeights) {
   // final checkpoint trains nothing and scores all of them.
   for (Task task : {Task::kSingleLabel, Task::kMultiLabel}) {
     const std::string metric = task == Task::kSingleLabel ? "acc" : "f1";
-    save_gcn(testing::community_store(task), data_);
+    save_store(testing::community_store(task), data_);
     const std::string ckpt = scratch_.file("ckpt-" + metric);
     auto two = train("--epochs 2 --nproc-per-node 2 --checkpoint " + ckpt);
     ASSERT_EQ(two.exit_code, 0) << two.err;
@@ -371,7 +371,7 @@ TEST_F(DgcnTrain, NodesReadingDifferentCopiesOfTheStoreStopNamingTheDigest) {
   auto labels = other.labels.as_mutable<int32_t>();
   labels[0] = (labels[0] + 1) % static_cast<int32_t>(other.num_classes);
   const std::string other_path = scratch_.file("other.gcn");
-  save_gcn(other, other_path);
+  save_store(other, other_path);
   const std::string common =
       command("--epochs 1 --nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port " +
               std::to_string(find_free_port()));

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fixtures.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "run_command.h"
 
 namespace dgcn::testing {
@@ -18,7 +18,7 @@ class DgcnTrainRuns : public ::testing::Test {
  protected:
   void SetUp() override {
     data_ = scratch_.file("community.gcn");
-    save_gcn(community_store(), data_);
+    save_store(community_store(), data_);
   }
   // dgcn-train on the community store (200 training nodes: 4 batches of 32
   // per rank with 2 ranks), small and quick; `flags` come last, so they

@@ -6,7 +6,7 @@
 
 #include "dataset_files.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -72,7 +72,7 @@ TEST(EdgeListReader, SparseIdsAreRenumberedAndKeptAsNodeIds) {
   EXPECT_TRUE(read(dir / "dense.txt").source_ids.empty());
 }
 
-TEST(EdgeListReader, AGcnStoreIsNotAnEdgeListAndSaysWhatItIs) {
+TEST(EdgeListReader, AStoreIsNotAnEdgeListAndSaysWhatItIs) {
   TempDir dir;
   std::ofstream(dir / "g.gcn", std::ios::binary) << std::string("\x89GCN\r\n\x1a\n", 8) << "rest";
   const std::string e = testing::error_of([&] { read(dir / "g.gcn"); });
@@ -115,4 +115,4 @@ TEST(EdgeListReader, BadLinesAreNamed) {
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

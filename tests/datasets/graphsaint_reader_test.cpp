@@ -7,7 +7,7 @@
 
 #include "dataset_files.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -149,4 +149,4 @@ np.savez('adj_full.npz', data=adj.data, indices=bad, indptr=adj.indptr, shape=np
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

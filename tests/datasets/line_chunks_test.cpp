@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "dataset_files.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -161,4 +161,4 @@ TEST(LineChunks, ParseErrorBeforeATruncationWins) {
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -7,7 +7,7 @@
 #include "dataset_files.h"
 #include "datasets/npz.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -145,4 +145,4 @@ TEST_F(Npy, TruncatedNpzIsAnError) {
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

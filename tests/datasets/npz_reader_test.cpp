@@ -6,7 +6,7 @@
 
 #include "dataset_files.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -134,4 +134,4 @@ TEST(NpzSynthetic, BadArraysAreNamed) {
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

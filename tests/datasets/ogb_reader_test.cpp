@@ -9,7 +9,7 @@
 #include "dataset_files.h"
 #include "fixtures.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -235,4 +235,4 @@ TEST(OgbReader, GzipProblemsAndSplitsAreNamed) {
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

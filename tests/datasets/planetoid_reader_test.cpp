@@ -11,7 +11,7 @@
 #include "dataset_files.h"
 #include "datasets/pickle.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -138,27 +138,28 @@ std::vector<std::byte> bytes_of(const char (&s)[N]) {
 TEST(Pickle, RefusesWhatItDoesNotKnowAndNeverTrustsSizes) {
   // GLOBAL 'os system': refused by name.
   EXPECT_NE(error_of([] {
-              pickle::load(bytes_of("\x80\x02"
-                                    "cos\nsystem\n."),
-                           "p");
+              detail::pickle::load(bytes_of("\x80\x02"
+                                            "cos\nsystem\n."),
+                                   "p");
             }).find("'os.system' is not allowed"),
             std::string::npos);
   // Truncated: BINUNICODE claims 1000 bytes.
   EXPECT_NE(error_of([] {
-              pickle::load(bytes_of("\x80\x02X\xe8\x03\x00\x00"
-                                    "ab"),
-                           "p");
+              detail::pickle::load(bytes_of("\x80\x02X\xe8\x03\x00\x00"
+                                            "ab"),
+                                   "p");
             }).find("truncated"),
             std::string::npos);
   // Stack underflow and unknown opcodes.
-  EXPECT_NE(error_of([] { pickle::load(bytes_of("\x80\x02t."), "p"); }).find("no MARK"), std::string::npos);
-  EXPECT_NE(error_of([] { pickle::load(bytes_of("\x80\x02\xff."), "p"); }).find("opcode 0xff"),
+  EXPECT_NE(error_of([] { detail::pickle::load(bytes_of("\x80\x02t."), "p"); }).find("no MARK"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { detail::pickle::load(bytes_of("\x80\x02\xff."), "p"); }).find("opcode 0xff"),
             std::string::npos);
   // A list that contains itself loads (values refer by index) without recursing.
-  const pickle::Pickle p = pickle::load(bytes_of("\x80\x02]q\x00h\x00"
-                                                 "a."),
-                                        "p");
-  EXPECT_EQ(p.at(p.root()).kind, pickle::Kind::kList);
+  const detail::pickle::Pickle p = detail::pickle::load(bytes_of("\x80\x02]q\x00h\x00"
+                                                                 "a."),
+                                                        "p");
+  EXPECT_EQ(p.at(p.root()).kind, detail::pickle::Kind::kList);
   EXPECT_EQ(p.at(p.root()).items.front(), p.root());
   // A csr_matrix claiming 2^40 columns is refused before anything is allocated.
   TempDir dir;
@@ -170,11 +171,12 @@ TEST(Pickle, RefusesWhatItDoesNotKnowAndNeverTrustsSizes) {
       dir.path());
   std::ifstream in((dir.path() / "huge.pkl").string(), std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const pickle::Pickle huge = pickle::load(bytes_of(text), "huge.pkl");
-  EXPECT_NE(
-      error_of([&] { pickle::as_dense_matrix(huge, huge.root(), "x", 1 << 20); }).find("more than this file"),
-      std::string::npos);
+  const detail::pickle::Pickle huge = detail::pickle::load(bytes_of(text), "huge.pkl");
+  EXPECT_NE(error_of([&] {
+              detail::pickle::as_dense_matrix(huge, huge.root(), "x", 1 << 20);
+            }).find("more than this file"),
+            std::string::npos);
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -7,7 +7,7 @@
 
 #include "dataset_files.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -106,4 +106,4 @@ TEST(Splits, NamesImpossibleRequests) {
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

@@ -11,7 +11,7 @@
 #include "base/digest.h"
 #include "dataset_files.h"
 
-namespace dgcn::datasets {
+namespace dgcn {
 namespace {
 
 using testing::error_of;
@@ -250,4 +250,4 @@ TEST(Synthetic, UnknownPresetListsTheValidOnes) {
 }
 
 }  // namespace
-}  // namespace dgcn::datasets
+}  // namespace dgcn

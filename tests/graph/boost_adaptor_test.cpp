@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fixtures.h"
-#include "gcn_test_util.h"
+#include "store_test_util.h"
 
 namespace dgcn {
 namespace {

@@ -10,8 +10,8 @@
 #include <random>
 
 #include "fixtures.h"
-#include "gcn_test_util.h"
 #include "graph/symmetry.h"
+#include "store_test_util.h"
 
 namespace dgcn {
 namespace {

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "fixtures.h"
-#include "gcn_test_util.h"
 #include "graph/symmetry.h"
+#include "store_test_util.h"
 
 namespace dgcn {
 namespace {

@@ -10,9 +10,9 @@
 #include "base/error.h"
 #include "fixtures.h"
 #include "graph/components.h"
-#include "graph/gcn_header.h"
-#include "graph/gcn_test_util.h"
 #include "graph/reorder.h"
+#include "graph/store_header.h"
+#include "graph/store_test_util.h"
 #include "graph/symmetry.h"
 #include "partition/partition_files.h"
 #include "scratch_dir.h"
@@ -119,7 +119,7 @@ TEST(Partition, WholeGraphAlgorithmsRefuseAPart) {
 }
 
 // A part survives the .gcn file (raw and compressed, private and shared-cache loads).
-TEST(PartitionFiles, APartRoundTripsThroughTheGcnFormat) {
+TEST(PartitionFiles, APartRoundTripsThroughTheStoreFormat) {
   testing::ScratchDir dir;
   const GraphStore whole = testing::with_multi_labels(testing::make_store(testing::cycle_edges(200), 3, 4));
   const GraphStore part = parts_of(whole, 3, PartitionMethod::kRandom)[2];
@@ -128,8 +128,8 @@ TEST(PartitionFiles, APartRoundTripsThroughTheGcnFormat) {
     SaveOptions save;
     save.all_raw = raw;
     save.zstd_min_bytes = 0;
-    save_gcn(part, path, save);
-    const GcnHeader h = read_gcn_header(path);
+    save_store(part, path, save);
+    const StoreHeader h = read_store_header(path);
     EXPECT_EQ(h.part_index, 2);
     EXPECT_EQ(h.part_count, 3);
     EXPECT_EQ(h.num_global_nodes, 200);
@@ -137,7 +137,7 @@ TEST(PartitionFiles, APartRoundTripsThroughTheGcnFormat) {
       LoadOptions o;
       o.mode = mode;
       o.cache_dir = dir.path();
-      const GraphStore back = load_gcn(path, o);
+      const GraphStore back = load_store(path, o);
       EXPECT_EQ(content_digest(back, 2), content_digest(part, 2));
       EXPECT_EQ(back.part.num_global_nodes, 200);
       EXPECT_EQ(back.graph.num_cols(), 200);
@@ -152,17 +152,17 @@ TEST(PartitionFiles, LyingPartHeadersAreRejected) {
   const GraphStore part =
       parts_of(testing::make_store(testing::cycle_edges(50)), 2, PartitionMethod::kRandom)[1];
   const std::string path = dir.file("p.gcn");
-  save_gcn(part, path);
-  const GcnHeader good = read_gcn_header(path);
-  auto load_error = [&](const GcnHeader& h) {
+  save_store(part, path);
+  const StoreHeader good = read_store_header(path);
+  auto load_error = [&](const StoreHeader& h) {
     std::vector<char> bytes = testing::read_bytes(path);
-    const std::vector<std::byte> header = gcn::encode_header(h);
+    const std::vector<std::byte> header = detail::encode_header(h);
     std::memcpy(bytes.data(), header.data(), header.size());
     const std::string lying = dir.file("lying.gcn");
     testing::write_bytes(lying, bytes);
-    return error_of([&] { load_gcn(lying); });
+    return error_of([&] { load_store(lying); });
   };
-  GcnHeader h = good;
+  StoreHeader h = good;
   h.part_index = 2;
   EXPECT_TRUE(contains(load_error(h), "part 2 of 2 parts")) << load_error(h);
   h = good;
@@ -249,7 +249,7 @@ TEST_F(PartitionFolder, WritesPartsAndAManifestThatCheckOut) {
   EXPECT_EQ(m.source_digest, content_digest(whole_, 2));
   int64_t nodes = 0;
   for (int p = 0; p < 3; ++p) {
-    const GraphStore part = load_gcn(part_path(dir, m, p));
+    const GraphStore part = load_store(part_path(dir, m, p));
     check_part(part, m, p, part_path(dir, m, p), 2);
     nodes += part.num_nodes();
     EXPECT_EQ(m.files[static_cast<size_t>(p)].nodes, part.num_nodes());
@@ -265,7 +265,7 @@ TEST_F(PartitionFolder, APartFromElsewhereIsNamedForWhatItIs) {
   const PartitionManifest m = read_partition_manifest(a);
   auto error_loading = [&](int index) {
     return error_of(
-        [&] { check_part(load_gcn(part_path(a, m, index)), m, index, part_path(a, m, index), 2); });
+        [&] { check_part(load_store(part_path(a, m, index)), m, index, part_path(a, m, index), 2); });
   };
   // Another partition run's part 1 in its place.
   std::filesystem::copy_file(b + "/part-001.gcn", a + "/part-001.gcn",

@@ -62,7 +62,8 @@ TEST(Features, PartsOfAPartitionedGraphNormalizeAsTheWholeGraph) {
   for (int r = 0; r < 2; ++r) {
     const auto rows = got[static_cast<size_t>(r)].as<float>();
     ASSERT_EQ(rows.size(), 6u);
-    for (size_t i = 0; i < rows.size(); ++i) EXPECT_FLOAT_EQ(rows[i], want[static_cast<size_t>(r) * 6 + i]) << r;
+    for (size_t i = 0; i < rows.size(); ++i)
+      EXPECT_FLOAT_EQ(rows[i], want[static_cast<size_t>(r) * 6 + i]) << r;
   }
 }
 

@@ -29,9 +29,11 @@ struct Parts {
   std::vector<GraphStore> parts;
   std::vector<std::unique_ptr<PartMap>> maps;
   explicit Parts(int count) {
-    const Buffer owner = Buffer::from_vector(assign_parts(whole, {.parts = count, .method = PartitionMethod::kRandom}));
+    const Buffer owner =
+        Buffer::from_vector(assign_parts(whole, {.parts = count, .method = PartitionMethod::kRandom}));
     for (int r = 0; r < count; ++r) parts.push_back(extract_part(whole, owner, r, count, "{}", 1));
-    for (int r = 0; r < count; ++r) maps.push_back(std::make_unique<PartMap>(parts[static_cast<size_t>(r)].part));
+    for (int r = 0; r < count; ++r)
+      maps.push_back(std::make_unique<PartMap>(parts[static_cast<size_t>(r)].part));
   }
 };
 
@@ -39,9 +41,9 @@ TEST(TrainingSeeds, GlobalSeedsOverThePartsPlanEveryEpochAsTheWholeGraph) {
   Parts p(2);
   testing::InProcessGroup group(2);
   testing::run_ranks(2, [&](int r) {
-    const TrainingSeeds over_parts = TrainingSeeds::of_parts(p.parts[static_cast<size_t>(r)],
-                                                             *p.maps[static_cast<size_t>(r)], group.at(r),
-                                                             SeedMode::kGlobal, shard(r, 2, 32));
+    const TrainingSeeds over_parts =
+        TrainingSeeds::of_parts(p.parts[static_cast<size_t>(r)], *p.maps[static_cast<size_t>(r)], group.at(r),
+                                SeedMode::kGlobal, shard(r, 2, 32));
     const TrainingSeeds whole = TrainingSeeds::of_store(p.whole, shard(r, 2, 32));
     for (int64_t epoch : {0, 3}) {
       const EpochPlan a = over_parts.plan(epoch), b = whole.plan(epoch);
@@ -59,8 +61,8 @@ TEST(TrainingSeeds, LocalSeedsAreEachPartsOwnInEqualBatchCounts) {
   std::vector<int64_t> batches(3);
   testing::run_ranks(3, [&](int r) {
     const GraphStore& part = p.parts[static_cast<size_t>(r)];
-    const TrainingSeeds s =
-        TrainingSeeds::of_parts(part, *p.maps[static_cast<size_t>(r)], group.at(r), SeedMode::kLocal, shard(r, 3, 16));
+    const TrainingSeeds s = TrainingSeeds::of_parts(part, *p.maps[static_cast<size_t>(r)], group.at(r),
+                                                    SeedMode::kLocal, shard(r, 3, 16));
     const EpochPlan plan = s.plan(1);
     batches[static_cast<size_t>(r)] = plan.num_batches;
     std::vector<int64_t> got(plan.seeds), own(part.train_nodes().begin(), part.train_nodes().end());

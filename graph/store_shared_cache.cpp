@@ -1,4 +1,4 @@
-// load_gcn in LoadMode::kSharedCache: see Note [shared cache] in gcn_format.h.
+// load_store in LoadMode::kSharedCache: see Note [shared cache] in store_format.h.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 #include "base/atomic_file.h"
 #include "base/digest.h"
 #include "base/error.h"
-#include "graph/gcn_header.h"
-#include "graph/gcn_load.h"
+#include "graph/store_header.h"
+#include "graph/store_load.h"
 
 namespace dgcn {
 
@@ -25,19 +25,19 @@ std::string shared_cache_path(const std::string& path, const std::string& cache_
   return (fs::path(cache_dir) / name).string();
 }
 
-namespace gcn {
+namespace detail {
 
 namespace {
 
-struct MappedGcn {
+struct MappedStore {
   std::shared_ptr<MappedFile> map;
-  GcnHeader header;
+  StoreHeader header;
   FileStat stat;
 };
 
 // Read-only views of every section of a mapped all-raw file; each keeps the
 // mapping alive.
-std::vector<Buffer> section_views(const MappedGcn& m) {
+std::vector<Buffer> section_views(const MappedStore& m) {
   std::vector<Buffer> views;
   for (const auto& s : m.header.sections) {
     const std::byte* p = m.map->data() + s.offset;
@@ -46,7 +46,7 @@ std::vector<Buffer> section_views(const MappedGcn& m) {
   return views;
 }
 
-void verify_mapped(const MappedGcn& m, const std::string& path, int threads, LoadStats& stats) {
+void verify_mapped(const MappedStore& m, const std::string& path, int threads, LoadStats& stats) {
   const std::vector<FrameRef> refs = frame_refs(m.header);
   FrameRunStats run;
   auto failures = run_frames(
@@ -56,13 +56,13 @@ void verify_mapped(const MappedGcn& m, const std::string& path, int threads, Loa
   if (!failures.empty()) throw Error(failures.front().message);
 }
 
-GcnCacheSource source_of(const OpenGcn& src) {
+StoreCacheSource source_of(const OpenStore& src) {
   return {src.stat.size, src.stat.mtime_ns, src.header.header_checksum};
 }
 
 // Why `cache` is not an expansion of `src` ("" when it is).
-std::string cache_mismatch(const GcnHeader& cache, const OpenGcn& src) {
-  const GcnCacheSource want = source_of(src);
+std::string cache_mismatch(const StoreHeader& cache, const OpenStore& src) {
+  const StoreCacheSource want = source_of(src);
   if (!(cache.source == want)) {
     return fmt::format(
         "stale: made from a source of {} bytes, mtime {} ns, header {:016x}; the source now has {} "
@@ -70,7 +70,7 @@ std::string cache_mismatch(const GcnHeader& cache, const OpenGcn& src) {
         cache.source.file_size, cache.source.mtime_ns, cache.source.header_checksum, want.file_size,
         want.mtime_ns, want.header_checksum);
   }
-  const GcnHeader& h = src.header;
+  const StoreHeader& h = src.header;
   if (!cache.all_raw()) return "not all sections are raw";
   if (cache.num_nodes != h.num_nodes || cache.num_edges != h.num_edges ||
       cache.num_features != h.num_features || cache.num_classes != h.num_classes || cache.task != h.task ||
@@ -80,8 +80,8 @@ std::string cache_mismatch(const GcnHeader& cache, const OpenGcn& src) {
     return "its scalars or metadata differ from the source's";
   }
   for (size_t i = 0; i < h.sections.size(); ++i) {
-    const GcnSection& a = cache.sections[i];
-    const GcnSection& b = h.sections[i];
+    const StoreSection& a = cache.sections[i];
+    const StoreSection& b = h.sections[i];
     if (a.name != b.name || a.raw_size != b.raw_size || a.frame_size != b.frame_size ||
         a.checksum != b.checksum) {
       return fmt::format("section '{}' differs from the source's", b.name);
@@ -93,7 +93,8 @@ std::string cache_mismatch(const GcnHeader& cache, const OpenGcn& src) {
 // Opens and maps the cache if its header says it is a complete expansion of
 // `src`; otherwise says why not. Its data is checked separately
 // (verify_mapped), so that waiting processes can do that outside the lock.
-std::optional<MappedGcn> open_cache(const std::string& cache_path, const OpenGcn& src, std::string& why_not) {
+std::optional<MappedStore> open_cache(const std::string& cache_path, const OpenStore& src,
+                                      std::string& why_not) {
   int raw_fd = ::open(cache_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (raw_fd < 0) {
     why_not =
@@ -102,7 +103,7 @@ std::optional<MappedGcn> open_cache(const std::string& cache_path, const OpenGcn
   }
   UniqueFd fd(raw_fd);
   try {
-    MappedGcn m;
+    MappedStore m;
     m.stat = stat_fd(fd.get(), cache_path);
     m.header = read_header(fd.get(), m.stat.size, cache_path);
     why_not = cache_mismatch(m.header, src);
@@ -130,12 +131,12 @@ void remove_dead_builders_files(const std::string& cache_path) {
 // Expands `src` into an all-raw .gcn at `cache_path` (temp name, rename),
 // decoding on all cores and checking every source checksum on the way. The
 // raw frames keep the source's frame size, so they keep its checksums.
-void build_cache(const OpenGcn& src, const std::string& cache_path, int threads, LoadStats& stats) {
-  GcnHeader c = src.header;
+void build_cache(const OpenStore& src, const std::string& cache_path, int threads, LoadStats& stats) {
+  StoreHeader c = src.header;
   c.source = source_of(src);
   uint64_t cursor = c.header_size;
   for (auto& s : c.sections) {
-    s.codec = GcnCodec::kRaw;
+    s.codec = StoreCodec::kRaw;
     s.offset = align_up(cursor, kRawAlignment);
     s.stored_size = s.raw_size;
     for (uint64_t i = 0; i < s.num_frames; ++i)
@@ -167,11 +168,11 @@ void build_cache(const OpenGcn& src, const std::string& cache_path, int threads,
 
 }  // namespace
 
-GraphStore load_shared(const OpenGcn& file, const LoadOptions& options, int threads, LoadStats& stats) {
+GraphStore load_shared(const OpenStore& file, const LoadOptions& options, int threads, LoadStats& stats) {
   stats.mapped = true;
   if (file.header.all_raw()) {
-    MappedGcn m{std::make_shared<MappedFile>(file.fd.get(), file.stat.size, file.path), file.header,
-                file.stat};
+    MappedStore m{std::make_shared<MappedFile>(file.fd.get(), file.stat.size, file.path), file.header,
+                  file.stat};
     if (options.verify_checksums) verify_mapped(m, file.path, threads, stats);
     stats.mapped_path = file.path;
     return assemble_store(m.header, section_views(m), file.path, options, threads, stats);
@@ -185,7 +186,7 @@ GraphStore load_shared(const OpenGcn& file, const LoadOptions& options, int thre
                ec.message());
   }
   std::string why_not;
-  std::optional<MappedGcn> m = open_cache(cache, file, why_not);
+  std::optional<MappedStore> m = open_cache(cache, file, why_not);
   std::optional<FileStat> failed_checksums;  // the cache file whose data was found damaged
   if (m && options.verify_checksums) {
     try {
@@ -228,6 +229,6 @@ GraphStore load_shared(const OpenGcn& file, const LoadOptions& options, int thre
   return assemble_store(m->header, section_views(*m), file.path, options, threads, stats);
 }
 
-}  // namespace gcn
+}  // namespace detail
 
 }  // namespace dgcn

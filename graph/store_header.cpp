@@ -1,4 +1,4 @@
-#include "graph/gcn_header.h"
+#include "graph/store_header.h"
 
 #include <zstd.h>
 
@@ -16,61 +16,61 @@ static_assert(std::endian::native == std::endian::little, "the .gcn reader assum
 
 namespace dgcn {
 
-const char* dtype_name(GcnDtype dtype) {
+const char* dtype_name(StoreDtype dtype) {
   switch (dtype) {
-    case GcnDtype::kInt32:
+    case StoreDtype::kInt32:
       return "int32";
-    case GcnDtype::kInt64:
+    case StoreDtype::kInt64:
       return "int64";
-    case GcnDtype::kFloat32:
+    case StoreDtype::kFloat32:
       return "float32";
-    case GcnDtype::kUint8:
+    case StoreDtype::kUint8:
       return "uint8";
   }
   return "unknown";
 }
 
-const char* codec_name(GcnCodec codec) {
+const char* codec_name(StoreCodec codec) {
   switch (codec) {
-    case GcnCodec::kRaw:
+    case StoreCodec::kRaw:
       return "raw";
-    case GcnCodec::kZstd:
+    case StoreCodec::kZstd:
       return "zstd";
   }
   return "unknown";
 }
 
-size_t dtype_size(GcnDtype dtype) {
+size_t dtype_size(StoreDtype dtype) {
   switch (dtype) {
-    case GcnDtype::kInt32:
-    case GcnDtype::kFloat32:
+    case StoreDtype::kInt32:
+    case StoreDtype::kFloat32:
       return 4;
-    case GcnDtype::kInt64:
+    case StoreDtype::kInt64:
       return 8;
-    case GcnDtype::kUint8:
+    case StoreDtype::kUint8:
       return 1;
   }
   return 0;
 }
 
-const GcnSection* GcnHeader::find(std::string_view name) const {
+const StoreSection* StoreHeader::find(std::string_view name) const {
   for (const auto& s : sections)
     if (s.name == name) return &s;
   return nullptr;
 }
 
-bool GcnHeader::all_raw() const {
+bool StoreHeader::all_raw() const {
   return std::all_of(sections.begin(), sections.end(),
-                     [](const auto& s) { return s.codec == GcnCodec::kRaw; });
+                     [](const auto& s) { return s.codec == StoreCodec::kRaw; });
 }
 
-uint64_t GcnHeader::raw_bytes() const {
+uint64_t StoreHeader::raw_bytes() const {
   uint64_t total = 0;
   for (const auto& s : sections) total += s.raw_size;
   return total;
 }
 
-namespace gcn {
+namespace detail {
 
 namespace {
 
@@ -117,12 +117,12 @@ std::string hex_bytes(std::span<const std::byte> b) {
   return s;
 }
 
-void check_frames(const GcnHeader& h, const GcnSection& s, const std::string& what) {
+void check_frames(const StoreHeader& h, const StoreSection& s, const std::string& what) {
   uint64_t stored = 0;
   for (uint64_t i = 0; i < s.num_frames; ++i) {
-    const GcnFrame& f = h.frames[s.first_frame + i];
+    const StoreFrame& f = h.frames[s.first_frame + i];
     const uint64_t raw = frame_raw_size(s, i);
-    if (s.codec == GcnCodec::kRaw) {
+    if (s.codec == StoreCodec::kRaw) {
       DGCN_CHECK(f.stored_size == raw,
                  "{}: frame {} stores {} bytes, a raw frame must store its {} raw bytes", what, i,
                  f.stored_size, raw);
@@ -142,12 +142,13 @@ void check_frames(const GcnHeader& h, const GcnSection& s, const std::string& wh
              "{}: section checksum {:016x} does not match its frame checksums", what, s.checksum);
 }
 
-void check_section(const GcnHeader& h, const GcnSection& s, uint64_t& next_frame, const std::string& path) {
+void check_section(const StoreHeader& h, const StoreSection& s, uint64_t& next_frame,
+                   const std::string& path) {
   const std::string what = fmt::format("{}: section '{}'", path, s.name);
   const SectionShape want = expected_shape(s.name, h, what);
   DGCN_CHECK(s.dtype == want.dtype, "{}: dtype code {} ({}), expected {}", what, static_cast<int>(s.dtype),
              dtype_name(s.dtype), dtype_name(want.dtype));
-  DGCN_CHECK(s.codec == GcnCodec::kRaw || s.codec == GcnCodec::kZstd, "{}: unknown codec code {}", what,
+  DGCN_CHECK(s.codec == StoreCodec::kRaw || s.codec == StoreCodec::kZstd, "{}: unknown codec code {}", what,
              static_cast<int>(s.codec));
   if (want.any_rows) {
     DGCN_CHECK(s.cols == 1 && s.rows <= want.rows, "{}: shape [{}, {}], expected [k, 1] with k <= {} nodes",
@@ -178,37 +179,37 @@ void check_section(const GcnHeader& h, const GcnSection& s, uint64_t& next_frame
   DGCN_CHECK(s.stored_size <= h.file_size && s.offset <= h.file_size - s.stored_size,
              "{}: {} bytes at offset {} lie beyond the end of the {}-byte file", what, s.stored_size,
              s.offset, h.file_size);
-  DGCN_CHECK(s.codec != GcnCodec::kRaw || s.offset % kRawAlignment == 0,
+  DGCN_CHECK(s.codec != StoreCodec::kRaw || s.offset % kRawAlignment == 0,
              "{}: raw section at offset {}, not a multiple of {}", what, s.offset, kRawAlignment);
   check_frames(h, s, what);
 }
 
 }  // namespace
 
-SectionShape expected_shape(std::string_view name, const GcnHeader& h, const std::string& what) {
+SectionShape expected_shape(std::string_view name, const StoreHeader& h, const std::string& what) {
   const auto n = static_cast<uint64_t>(h.num_nodes);
-  if (name == "indptr") return {GcnDtype::kInt64, add_checked(n, 1, what, "num_nodes + 1"), 1, false};
+  if (name == "indptr") return {StoreDtype::kInt64, add_checked(n, 1, what, "num_nodes + 1"), 1, false};
   if (name == "indices") {
-    return {h.id_width == IdWidth::k32 ? GcnDtype::kInt32 : GcnDtype::kInt64,
+    return {h.id_width == IdWidth::k32 ? StoreDtype::kInt32 : StoreDtype::kInt64,
             static_cast<uint64_t>(h.num_edges), 1, false};
   }
-  if (name == "features") return {GcnDtype::kFloat32, n, static_cast<uint64_t>(h.num_features), false};
+  if (name == "features") return {StoreDtype::kFloat32, n, static_cast<uint64_t>(h.num_features), false};
   if (name == "labels") {
     if (h.task == Task::kMultiLabel)
-      return {GcnDtype::kUint8, n, (static_cast<uint64_t>(h.num_classes) + 7) / 8, false};
-    return {GcnDtype::kInt32, h.task == Task::kSingleLabel ? n : 0, 1, false};
+      return {StoreDtype::kUint8, n, (static_cast<uint64_t>(h.num_classes) + 7) / 8, false};
+    return {StoreDtype::kInt32, h.task == Task::kSingleLabel ? n : 0, 1, false};
   }
-  if (name == "train" || name == "valid" || name == "test") return {GcnDtype::kInt64, n, 1, true};
-  if (name == "degree") return {GcnDtype::kInt32, n, 1, false};
-  if (name == "node_ids") return {GcnDtype::kInt64, n, 1, true};  // none, or one per node (validate)
-  if (name == "global_ids") return {GcnDtype::kInt64, h.part_count > 0 ? n : 0, 1, false};
+  if (name == "train" || name == "valid" || name == "test") return {StoreDtype::kInt64, n, 1, true};
+  if (name == "degree") return {StoreDtype::kInt32, n, 1, false};
+  if (name == "node_ids") return {StoreDtype::kInt64, n, 1, true};  // none, or one per node (validate)
+  if (name == "global_ids") return {StoreDtype::kInt64, h.part_count > 0 ? n : 0, 1, false};
   if (name == "node_parts") {
-    return {GcnDtype::kInt32, h.part_count > 0 ? static_cast<uint64_t>(h.num_global_nodes) : 0, 1, false};
+    return {StoreDtype::kInt32, h.part_count > 0 ? static_cast<uint64_t>(h.num_global_nodes) : 0, 1, false};
   }
   throw Error(fmt::format("{}: unknown section name", what));
 }
 
-void check_scalars(const GcnHeader& h, const std::string& what) {
+void check_scalars(const StoreHeader& h, const std::string& what) {
   DGCN_CHECK(h.num_nodes >= 0 && h.num_edges >= 0 && h.num_features >= 0 && h.num_classes >= 0,
              "{}: negative count (num_nodes {}, num_edges {}, num_features {}, num_classes {})", what,
              h.num_nodes, h.num_edges, h.num_features, h.num_classes);
@@ -249,13 +250,13 @@ uint64_t header_size_for(size_t num_sections, size_t num_frames, size_t metadata
          metadata_bytes;
 }
 
-uint64_t section_checksum(std::span<const GcnFrame> frames) {
+uint64_t section_checksum(std::span<const StoreFrame> frames) {
   Digest d;
   for (const auto& f : frames) d.update_value(f.checksum);
   return d.value();
 }
 
-std::vector<std::byte> encode_header(const GcnHeader& h) {
+std::vector<std::byte> encode_header(const StoreHeader& h) {
   std::vector<std::byte> b(header_size_for(h.sections.size(), h.frames.size(), h.metadata_json.size()));
   std::memcpy(b.data(), kMagic, sizeof(kMagic));
   put<uint32_t>(b, 8, h.version);
@@ -305,7 +306,7 @@ std::vector<std::byte> encode_header(const GcnHeader& h) {
 uint64_t check_fixed_header(std::span<const std::byte> fixed, uint64_t file_size, const std::string& path) {
   const bool magic_prefix =
       fixed.empty() || std::memcmp(fixed.data(), kMagic, std::min(fixed.size(), sizeof(kMagic))) == 0;
-  if (!looks_like_gcn(fixed) && !magic_prefix) {
+  if (!looks_like_store(fixed) && !magic_prefix) {
     const std::string hint = file_kind_hint(path, fixed);
     DGCN_CHECK(fixed.size() >= 8, "{}: not a .gcn file: {} bytes{}", path, fixed.size(),
                hint.empty() ? "" : "; " + hint);
@@ -316,8 +317,8 @@ uint64_t check_fixed_header(std::span<const std::byte> fixed, uint64_t file_size
              "{}: not a .gcn file: {} bytes, shorter than the {}-byte header (truncated?)", path,
              fixed.size(), kFixedHeaderBytes);
   const auto version = get<uint32_t>(fixed, 8);
-  DGCN_CHECK(version == kGcnVersion, "{}: .gcn format version {}, this build reads version {}", path, version,
-             kGcnVersion);
+  DGCN_CHECK(version == kStoreVersion, "{}: .gcn format version {}, this build reads version {}", path,
+             version, kStoreVersion);
   const auto declared = get<uint64_t>(fixed, 32);
   DGCN_CHECK(declared == file_size,
              "{}: header says the file has {} bytes but it has {} (truncated or appended to?)", path,
@@ -329,7 +330,7 @@ uint64_t check_fixed_header(std::span<const std::byte> fixed, uint64_t file_size
   return header_size;
 }
 
-GcnHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const std::string& path) {
+StoreHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const std::string& path) {
   const uint64_t header_size = check_fixed_header(b, file_size, path);
   DGCN_CHECK(b.size() == header_size, "{}: read {} header bytes, header_size says {}", path, b.size(),
              header_size);
@@ -339,7 +340,7 @@ GcnHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const 
              "{}: header checksum mismatch (stored {:016x}, computed {:016x}): the header is corrupt", path,
              stored_checksum, computed);
 
-  GcnHeader h;
+  StoreHeader h;
   h.version = get<uint32_t>(b, 8);
   h.header_size = header_size;
   h.header_checksum = stored_checksum;
@@ -368,15 +369,15 @@ GcnHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const 
 
   size_t off = kFixedHeaderBytes;
   for (uint64_t i = 0; i < num_sections; ++i, off += kSectionEntryBytes) {
-    GcnSection s;
+    StoreSection s;
     const char* name = reinterpret_cast<const char*>(b.data() + off);
     s.name.assign(name, strnlen(name, 16));
     const bool known =
         std::find(std::begin(kSectionNames), std::end(kSectionNames), s.name) != std::end(kSectionNames);
     DGCN_CHECK(known, "{}: section {} has unknown name '{}'", path, i, s.name);
     DGCN_CHECK(h.find(s.name) == nullptr, "{}: section '{}' appears twice", path, s.name);
-    s.dtype = static_cast<GcnDtype>(get<uint8_t>(b, off + 16));
-    s.codec = static_cast<GcnCodec>(get<uint8_t>(b, off + 17));
+    s.dtype = static_cast<StoreDtype>(get<uint8_t>(b, off + 16));
+    s.codec = static_cast<StoreCodec>(get<uint8_t>(b, off + 17));
     s.rows = get<uint64_t>(b, off + 24);
     s.cols = get<uint64_t>(b, off + 32);
     s.offset = get<uint64_t>(b, off + 40);
@@ -401,12 +402,12 @@ GcnHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const 
   DGCN_CHECK(next_frame == num_frames, "{}: the sections use {} frames, the frame table has {}", path,
              next_frame, num_frames);
 
-  std::vector<const GcnSection*> by_offset;
+  std::vector<const StoreSection*> by_offset;
   for (const auto& s : h.sections) by_offset.push_back(&s);
   std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* c) { return a->offset < c->offset; });
   for (size_t i = 1; i < by_offset.size(); ++i) {
-    const GcnSection& a = *by_offset[i - 1];
-    const GcnSection& c = *by_offset[i];
+    const StoreSection& a = *by_offset[i - 1];
+    const StoreSection& c = *by_offset[i];
     DGCN_CHECK(a.offset + a.stored_size <= c.offset, "{}: sections '{}' [{}, {}) and '{}' [{}, {}) overlap",
                path, a.name, a.offset, a.offset + a.stored_size, c.name, c.offset, c.offset + c.stored_size);
   }
@@ -425,7 +426,7 @@ GcnHeader decode_header(std::span<const std::byte> b, uint64_t file_size, const 
   return h;
 }
 
-GcnHeader read_header(int fd, uint64_t file_size, const std::string& path) {
+StoreHeader read_header(int fd, uint64_t file_size, const std::string& path) {
   std::vector<std::byte> fixed(std::min<uint64_t>(file_size, kFixedHeaderBytes));
   pread_all(fd, fixed.data(), fixed.size(), 0, path);
   const uint64_t header_size = check_fixed_header(fixed, file_size, path);
@@ -434,11 +435,11 @@ GcnHeader read_header(int fd, uint64_t file_size, const std::string& path) {
   return decode_header(bytes, file_size, path);
 }
 
-}  // namespace gcn
+}  // namespace detail
 
-GcnHeader read_gcn_header(const std::string& path) {
+StoreHeader read_store_header(const std::string& path) {
   UniqueFd fd = open_read(path);
-  return gcn::read_header(fd.get(), stat_fd(fd.get(), path).size, path);
+  return detail::read_header(fd.get(), stat_fd(fd.get(), path).size, path);
 }
 
 }  // namespace dgcn

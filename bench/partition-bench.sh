@@ -5,9 +5,9 @@
 # waiting for the loader, compute and other, beside the loader's time in
 # the all-to-alls. Prints one JSON object on stdout; progress on stderr.
 #
-#   scripts/partition-bench.sh [--data F.gcn] [--parts 2,4] [--batches N] [--work DIR]
+#   bench/partition-bench.sh [--data F.gcn] [--parts 2,4] [--batches N] [--work DIR]
 #                              [--seeds global,local] [--methods metis,random] [--threads T]
-#   scripts/partition-bench.sh --accuracy EPOCHS [--seeds-list 0,1,2] ...
+#   bench/partition-bench.sh --accuracy EPOCHS [--seeds-list 0,1,2] ...
 #
 # Defaults: the products preset (made in --work if absent), 2 and 4 parts,
 # 16 batches per rank (one epoch's first batches, --eval none), both seed

@@ -1,5 +1,5 @@
 // The frame loop every .gcn reader path shares: private loads, shared-cache
-// builds and verify_gcn all walk the frame table on all cores, read (and
+// builds and verify_store all walk the frame table on all cores, read (and
 // decompress) each frame, and check its checksum.
 #pragma once
 
@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
 struct ZSTD_DCtx_s;
 
-namespace dgcn::gcn {
+namespace dgcn::detail {
 
 // One frame of a file, placed both in the file and in its section's raw bytes.
 struct FrameRef {
-  size_t section = 0;  // index into GcnHeader::sections
+  size_t section = 0;  // index into StoreHeader::sections
   uint64_t index = 0;  // frame number within the section
   uint64_t file_offset = 0;
   uint64_t stored_size = 0;
@@ -27,13 +27,13 @@ struct FrameRef {
   uint64_t checksum = 0;
 };
 // Every frame of a (checked) header, in frame-table order.
-std::vector<FrameRef> frame_refs(const GcnHeader& h);
+std::vector<FrameRef> frame_refs(const StoreHeader& h);
 
 // What one thread of run_frames owns: a zstd context, scratch buffers sized
 // for one frame, and its share of the timers.
 class FrameWorker {
  public:
-  FrameWorker(const GcnHeader& header, const std::string& path);
+  FrameWorker(const StoreHeader& header, const std::string& path);
   ~FrameWorker();
   FrameWorker(const FrameWorker&) = delete;
   FrameWorker& operator=(const FrameWorker&) = delete;
@@ -50,7 +50,7 @@ class FrameWorker {
   uint64_t decompressed_bytes = 0, checksummed_bytes = 0;
 
  private:
-  const GcnHeader& header_;
+  const StoreHeader& header_;
   const std::string& path_;
   ZSTD_DCtx_s* dctx_ = nullptr;
   std::vector<std::byte> stored_;
@@ -73,9 +73,9 @@ struct FrameRunStats {
 // stop_at_first, no new frame starts after a failure; since frames are taken
 // in order and every taken frame finishes, the first failure returned is the
 // lowest-numbered bad frame whatever the thread count.
-std::vector<FrameFailure> run_frames(const GcnHeader& header, const std::string& path, size_t num_frames,
+std::vector<FrameFailure> run_frames(const StoreHeader& header, const std::string& path, size_t num_frames,
                                      int threads, bool stop_at_first,
                                      const std::function<void(size_t, FrameWorker&)>& fn,
                                      FrameRunStats* stats = nullptr);
 
-}  // namespace dgcn::gcn
+}  // namespace dgcn::detail

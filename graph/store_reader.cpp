@@ -1,13 +1,13 @@
-// load_gcn's entry point, private loads (every array decoded into this
-// process's memory) and verify_gcn.
+// load_store's entry point, private loads (every array decoded into this
+// process's memory) and verify_store.
 #include <sys/mman.h>
 
 #include <chrono>
 
 #include "base/error.h"
 #include "base/parallel.h"
-#include "graph/gcn_header.h"
-#include "graph/gcn_load.h"
+#include "graph/store_header.h"
+#include "graph/store_load.h"
 
 namespace dgcn {
 
@@ -28,10 +28,10 @@ void advise_huge_pages(std::byte* data, size_t bytes) {
 }
 }  // namespace
 
-namespace gcn {
+namespace detail {
 
-OpenGcn open_gcn(const std::string& path) {
-  OpenGcn f;
+OpenStore open_store(const std::string& path) {
+  OpenStore f;
   f.path = path;
   f.fd = open_read(path);
   f.stat = stat_fd(f.fd.get(), path);
@@ -39,7 +39,7 @@ OpenGcn open_gcn(const std::string& path) {
   return f;
 }
 
-GraphStore assemble_store(const GcnHeader& h, std::vector<Buffer> sections, const std::string& path,
+GraphStore assemble_store(const StoreHeader& h, std::vector<Buffer> sections, const std::string& path,
                           const LoadOptions& options, int threads, LoadStats& stats) {
   DGCN_ASSERT(sections.size() == h.sections.size());
   auto take = [&](std::string_view name) {
@@ -84,8 +84,8 @@ void add_frame_stats(const FrameRunStats& run, LoadStats& stats) {
   stats.checksummed_bytes += run.checksummed_bytes;
 }
 
-GraphStore load_private(const OpenGcn& file, const LoadOptions& options, int threads, LoadStats& stats) {
-  const GcnHeader& h = file.header;
+GraphStore load_private(const OpenStore& file, const LoadOptions& options, int threads, LoadStats& stats) {
+  const StoreHeader& h = file.header;
   // decode_header has bounded every raw_size by what the file can hold.
   std::vector<Buffer> buffers;
   std::vector<std::byte*> dest;
@@ -110,20 +110,20 @@ GraphStore load_private(const OpenGcn& file, const LoadOptions& options, int thr
   return assemble_store(h, std::move(buffers), file.path, options, threads, stats);
 }
 
-}  // namespace gcn
+}  // namespace detail
 
-GraphStore load_gcn(const std::string& path, const LoadOptions& options, LoadStats* stats) {
+GraphStore load_store(const std::string& path, const LoadOptions& options, LoadStats* stats) {
   const auto t0 = Clock::now();
   LoadStats local;
   LoadStats& st = stats != nullptr ? *stats : local;
   st = LoadStats{};
   const int threads = options.threads > 0 ? options.threads : default_num_threads();
   st.threads = threads;
-  gcn::OpenGcn file = gcn::open_gcn(path);
+  detail::OpenStore file = detail::open_store(path);
   st.file_bytes = file.stat.size;
   st.raw_bytes = file.header.raw_bytes();
-  GraphStore store = options.mode == LoadMode::kPrivate ? gcn::load_private(file, options, threads, st)
-                                                        : gcn::load_shared(file, options, threads, st);
+  GraphStore store = options.mode == LoadMode::kPrivate ? detail::load_private(file, options, threads, st)
+                                                        : detail::load_shared(file, options, threads, st);
   st.seconds = since(t0);
   return store;
 }
@@ -134,25 +134,25 @@ bool VerifyReport::ok() const {
   return true;
 }
 
-VerifyReport verify_gcn(const std::string& path, int threads) {
+VerifyReport verify_store(const std::string& path, int threads) {
   const auto t0 = Clock::now();
   if (threads <= 0) threads = default_num_threads();
-  gcn::OpenGcn file = gcn::open_gcn(path);
-  const GcnHeader& h = file.header;
+  detail::OpenStore file = detail::open_store(path);
+  const StoreHeader& h = file.header;
   VerifyReport report;
   report.path = path;
   report.file_bytes = file.stat.size;
   for (const auto& s : h.sections) {
     report.sections.push_back({s.name, s.codec, s.stored_size, s.raw_size, s.num_frames, 0, ""});
   }
-  const std::vector<gcn::FrameRef> refs = gcn::frame_refs(h);
-  auto failures = gcn::run_frames(h, path, refs.size(), threads, /*stop_at_first=*/false,
-                                  [&](size_t i, gcn::FrameWorker& w) {
-                                    const gcn::FrameRef& f = refs[i];
-                                    std::byte* out = w.scratch(f.raw_size);
-                                    w.read(file.fd.get(), f, out);
-                                    w.check(f, out);
-                                  });
+  const std::vector<detail::FrameRef> refs = detail::frame_refs(h);
+  auto failures = detail::run_frames(h, path, refs.size(), threads, /*stop_at_first=*/false,
+                                     [&](size_t i, detail::FrameWorker& w) {
+                                       const detail::FrameRef& f = refs[i];
+                                       std::byte* out = w.scratch(f.raw_size);
+                                       w.read(file.fd.get(), f, out);
+                                       w.check(f, out);
+                                     });
   for (const auto& fail : failures) {  // sorted by frame, so first_error is the lowest frame
     SectionCheck& c = report.sections[refs[fail.frame].section];
     if (c.bad_frames++ == 0) c.first_error = fail.message;

@@ -1,4 +1,4 @@
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <limits>
 
-#include "gcn_test_util.h"
-#include "graph/gcn_header.h"
+#include "graph/store_header.h"
+#include "store_test_util.h"
 
 namespace dgcn {
 namespace {
@@ -34,12 +34,12 @@ SaveOptions small_frames(bool all_raw, int threads = 2) {
 GraphStore load(const std::string& path) {
   LoadOptions o;
   o.threads = 2;
-  return load_gcn(path, o);
+  return load_store(path, o);
 }
 
-void rewrite_header(const std::string& path, const GcnHeader& h) {
+void rewrite_header(const std::string& path, const StoreHeader& h) {
   std::vector<char> bytes = testing::read_bytes(path);
-  std::vector<std::byte> header = gcn::encode_header(h);
+  std::vector<std::byte> header = detail::encode_header(h);
   ASSERT_LE(header.size(), bytes.size());
   std::memcpy(bytes.data(), header.data(), header.size());
   testing::write_bytes(path, bytes);
@@ -52,9 +52,9 @@ struct RoundTripCase {
   bool multi_label;
 };
 
-class GcnRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
+class StoreRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
-TEST_P(GcnRoundTrip, LoadsBackTheSameStore) {
+TEST_P(StoreRoundTrip, LoadsBackTheSameStore) {
   const RoundTripCase c = GetParam();
   GraphStore s = testing::make_store(testing::cycle_edges(300), 5, 4);
   if (c.int64_ids) s = testing::with_int64_ids(std::move(s));
@@ -62,17 +62,17 @@ TEST_P(GcnRoundTrip, LoadsBackTheSameStore) {
   s.metadata_json = R"({"reader":"test","seed":7})";
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  SaveResult saved = save_gcn(s, path, small_frames(c.all_raw));
+  SaveResult saved = save_store(s, path, small_frames(c.all_raw));
   EXPECT_EQ(saved.file_bytes, std::filesystem::file_size(path));
 
-  GcnHeader h = read_gcn_header(path);
+  StoreHeader h = read_store_header(path);
   EXPECT_EQ(h.sections.size(), 8u);
   EXPECT_EQ(saved.raw_bytes, h.raw_bytes());
   for (const auto& sec : h.sections) {
-    EXPECT_EQ(sec.codec, c.all_raw ? GcnCodec::kRaw : GcnCodec::kZstd) << sec.name;
+    EXPECT_EQ(sec.codec, c.all_raw ? StoreCodec::kRaw : StoreCodec::kZstd) << sec.name;
     EXPECT_GT(sec.num_frames, 1u) << sec.name;
   }
-  EXPECT_EQ(h.find("indices")->dtype, c.int64_ids ? GcnDtype::kInt64 : GcnDtype::kInt32);
+  EXPECT_EQ(h.find("indices")->dtype, c.int64_ids ? StoreDtype::kInt64 : StoreDtype::kInt32);
 
   GraphStore back = load(path);
   EXPECT_EQ(digest_of(back), digest_of(s));
@@ -81,7 +81,7 @@ TEST_P(GcnRoundTrip, LoadsBackTheSameStore) {
   EXPECT_TRUE(back.features.writable());  // private mode: this process's own copy
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, GcnRoundTrip,
+INSTANTIATE_TEST_SUITE_P(Codecs, StoreRoundTrip,
                          ::testing::Values(RoundTripCase{"zstd", false, false, false},
                                            RoundTripCase{"raw", true, false, false},
                                            RoundTripCase{"zstd_int64", false, true, false},
@@ -90,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(Codecs, GcnRoundTrip,
                                            RoundTripCase{"raw_multilabel_int64", true, true, true}),
                          [](const auto& info) { return std::string(info.param.name); });
 
-TEST(GcnFormat, EmptySectionsAreLeftOutAndLoadBackEmpty) {
+TEST(StoreFormat, EmptySectionsAreLeftOutAndLoadBackEmpty) {
   ScratchDir dir;
   // No features, labels or splits; then no edges either; then no nodes.
   testing::EdgeList no_edges{5, {}, {}};
@@ -98,8 +98,8 @@ TEST(GcnFormat, EmptySectionsAreLeftOutAndLoadBackEmpty) {
                               testing::bare(testing::EdgeList{0, {}, {}})}) {
     for (bool raw : {false, true}) {
       const std::string path = dir.file("bare.gcn");
-      save_gcn(s, path, small_frames(raw));
-      GcnHeader h = read_gcn_header(path);
+      save_store(s, path, small_frames(raw));
+      StoreHeader h = read_store_header(path);
       EXPECT_EQ(h.find("features"), nullptr);
       EXPECT_EQ(h.find("labels"), nullptr);
       EXPECT_EQ(h.find("train"), nullptr);
@@ -111,43 +111,43 @@ TEST(GcnFormat, EmptySectionsAreLeftOutAndLoadBackEmpty) {
   }
 }
 
-TEST(GcnFormat, DefaultOptionsKeepSmallSectionsRawAndCompressLargeOnes) {
+TEST(StoreFormat, DefaultOptionsKeepSmallSectionsRawAndCompressLargeOnes) {
   GraphStore s = testing::make_store(testing::cycle_edges(20000), 2, 3);
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(s, path);
-  GcnHeader h = read_gcn_header(path);
-  EXPECT_EQ(h.find("features")->codec, GcnCodec::kZstd);  // 160 KB
-  EXPECT_EQ(h.find("valid")->codec, GcnCodec::kRaw);      // 40 KB, under 64 KiB
+  save_store(s, path);
+  StoreHeader h = read_store_header(path);
+  EXPECT_EQ(h.find("features")->codec, StoreCodec::kZstd);  // 160 KB
+  EXPECT_EQ(h.find("valid")->codec, StoreCodec::kRaw);      // 40 KB, under 64 KiB
   EXPECT_EQ(h.find("valid")->offset % 4096, 0u);
   EXPECT_LT(std::filesystem::file_size(path), h.raw_bytes());
   EXPECT_EQ(digest_of(load(path)), digest_of(s));
 }
 
-TEST(GcnFormat, BytesDoNotDependOnTheThreadCount) {
+TEST(StoreFormat, BytesDoNotDependOnTheThreadCount) {
   GraphStore s = testing::make_store(testing::clique_edges(60), 7, 5);
   ScratchDir dir;
   for (bool raw : {false, true}) {
-    save_gcn(s, dir.file("one.gcn"), small_frames(raw, 1));
-    save_gcn(s, dir.file("four.gcn"), small_frames(raw, 4));
+    save_store(s, dir.file("one.gcn"), small_frames(raw, 1));
+    save_store(s, dir.file("four.gcn"), small_frames(raw, 4));
     EXPECT_EQ(testing::read_bytes(dir.file("one.gcn")), testing::read_bytes(dir.file("four.gcn"))) << raw;
   }
 }
 
-TEST(GcnFormat, VerifyReportsEachSection) {
+TEST(StoreFormat, VerifyReportsEachSection) {
   GraphStore s = testing::make_store(testing::cycle_edges(300), 5, 4);
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(s, path, small_frames(true));
-  VerifyReport good = verify_gcn(path, 2);
+  save_store(s, path, small_frames(true));
+  VerifyReport good = verify_store(path, 2);
   EXPECT_TRUE(good.ok());
   EXPECT_EQ(good.sections.size(), 8u);
 
-  const GcnSection features = *read_gcn_header(path).find("features");
+  const StoreSection features = *read_store_header(path).find("features");
   std::vector<char> bytes = testing::read_bytes(path);
   bytes[features.offset + 250] ^= 0x10;  // frame 2 of 100-byte frames
   testing::write_bytes(path, bytes);
-  VerifyReport bad = verify_gcn(path, 2);
+  VerifyReport bad = verify_store(path, 2);
   EXPECT_FALSE(bad.ok());
   for (const auto& c : bad.sections) {
     EXPECT_EQ(c.ok(), c.name != "features") << c.name;
@@ -162,14 +162,14 @@ TEST(GcnFormat, VerifyReportsEachSection) {
 
 // --- damaged and lying files ------------------------------------------------
 
-class GcnBadFile : public ::testing::Test {
+class StoreBadFile : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = testing::make_store(testing::cycle_edges(300), 5, 4);
     path_ = dir_.file("s.gcn");
   }
   std::string save_and_load_error(bool raw = false) {
-    save_gcn(store_, path_, small_frames(raw));
+    save_store(store_, path_, small_frames(raw));
     return error_of([&] { load(path_); });
   }
   std::string load_error() {
@@ -180,8 +180,8 @@ class GcnBadFile : public ::testing::Test {
   std::string path_;
 };
 
-TEST_F(GcnBadFile, TruncatedFile) {
-  save_gcn(store_, path_, small_frames(false));
+TEST_F(StoreBadFile, TruncatedFile) {
+  save_store(store_, path_, small_frames(false));
   const std::vector<char> bytes = testing::read_bytes(path_);
   for (size_t keep : {size_t{0}, size_t{60}, size_t{500}, bytes.size() - 1}) {
     testing::write_bytes(path_, {bytes.begin(), bytes.begin() + static_cast<long>(keep)});
@@ -191,10 +191,10 @@ TEST_F(GcnBadFile, TruncatedFile) {
   }
 }
 
-TEST_F(GcnBadFile, FlippedByteNamesTheSection) {
+TEST_F(StoreBadFile, FlippedByteNamesTheSection) {
   for (bool raw : {true, false}) {
-    save_gcn(store_, path_, small_frames(raw));
-    const GcnSection labels = *read_gcn_header(path_).find("labels");
+    save_store(store_, path_, small_frames(raw));
+    const StoreSection labels = *read_store_header(path_).find("labels");
     std::vector<char> bytes = testing::read_bytes(path_);
     bytes[labels.offset + labels.stored_size / 2] ^= 0x01;
     testing::write_bytes(path_, bytes);
@@ -207,8 +207,8 @@ TEST_F(GcnBadFile, FlippedByteNamesTheSection) {
   }
 }
 
-TEST_F(GcnBadFile, WrongMagicAndVersion) {
-  save_gcn(store_, path_, small_frames(false));
+TEST_F(StoreBadFile, WrongMagicAndVersion) {
+  save_store(store_, path_, small_frames(false));
   std::vector<char> bytes = testing::read_bytes(path_);
   std::vector<char> magic = bytes;
   magic[1] = 'X';
@@ -220,26 +220,26 @@ TEST_F(GcnBadFile, WrongMagicAndVersion) {
   EXPECT_TRUE(contains(load_error(), "format version 2, this build reads version 1")) << load_error();
 }
 
-TEST_F(GcnBadFile, CorruptHeaderFailsItsChecksum) {
-  save_gcn(store_, path_, small_frames(false));
+TEST_F(StoreBadFile, CorruptHeaderFailsItsChecksum) {
+  save_store(store_, path_, small_frames(false));
   std::vector<char> bytes = testing::read_bytes(path_);
-  bytes[gcn::kFixedHeaderBytes + 60] ^= 0x04;  // raw_size of the first section entry
+  bytes[detail::kFixedHeaderBytes + 60] ^= 0x04;  // raw_size of the first section entry
   testing::write_bytes(path_, bytes);
   EXPECT_TRUE(contains(load_error(), "header checksum mismatch")) << load_error();
 }
 
-TEST_F(GcnBadFile, SectionBeyondTheFileIsRejectedBeforeAllocating) {
-  save_gcn(store_, path_, small_frames(false));
-  GcnHeader h = read_gcn_header(path_);
+TEST_F(StoreBadFile, SectionBeyondTheFileIsRejectedBeforeAllocating) {
+  save_store(store_, path_, small_frames(false));
+  StoreHeader h = read_store_header(path_);
   h.sections[2].stored_size = uint64_t{1} << 40;  // features, 1 TiB
   rewrite_header(path_, h);
   EXPECT_TRUE(contains(load_error(), "section 'features': 1099511627776 bytes at offset")) << load_error();
   EXPECT_TRUE(contains(load_error(), "lie beyond the end of the")) << load_error();
 }
 
-TEST_F(GcnBadFile, HugeNodeCountIsRejectedBeforeAllocating) {
-  save_gcn(store_, path_, small_frames(false));
-  GcnHeader h = read_gcn_header(path_);
+TEST_F(StoreBadFile, HugeNodeCountIsRejectedBeforeAllocating) {
+  save_store(store_, path_, small_frames(false));
+  StoreHeader h = read_store_header(path_);
   h.num_nodes = int64_t{1} << 40;
   h.id_width = IdWidth::k64;
   rewrite_header(path_, h);
@@ -247,14 +247,14 @@ TEST_F(GcnBadFile, HugeNodeCountIsRejectedBeforeAllocating) {
       << load_error();
 }
 
-TEST_F(GcnBadFile, ZstdFrameAnnouncingMoreThanZstdCanProduce) {
+TEST_F(StoreBadFile, ZstdFrameAnnouncingMoreThanZstdCanProduce) {
   store_ = testing::make_store(testing::cycle_edges(256), 256, 4);
   std::fill_n(store_.features.as_mutable<float>().data(), 256 * 256, 0.0f);  // 256 KiB of zeros
   SaveOptions o;
   o.zstd_min_bytes = 0;
-  save_gcn(store_, path_, o);
-  GcnHeader h = read_gcn_header(path_);
-  GcnSection& f = h.sections[2];
+  save_store(store_, path_, o);
+  StoreHeader h = read_store_header(path_);
+  StoreSection& f = h.sections[2];
   ASSERT_EQ(f.name, "features");
   ASSERT_EQ(f.num_frames, 1u);
   f.stored_size = 1;
@@ -264,58 +264,58 @@ TEST_F(GcnBadFile, ZstdFrameAnnouncingMoreThanZstdCanProduce) {
       << load_error();
 }
 
-TEST_F(GcnBadFile, OverlappingSections) {
-  save_gcn(store_, path_, small_frames(false));
-  GcnHeader h = read_gcn_header(path_);
+TEST_F(StoreBadFile, OverlappingSections) {
+  save_store(store_, path_, small_frames(false));
+  StoreHeader h = read_store_header(path_);
   h.sections[1].offset = h.sections[0].offset + 8;  // indices starts inside indptr
   rewrite_header(path_, h);
   EXPECT_TRUE(contains(load_error(), "sections 'indptr' [")) << load_error();
   EXPECT_TRUE(contains(load_error(), "overlap")) << load_error();
 }
 
-TEST_F(GcnBadFile, InconsistentFrameTable) {
-  save_gcn(store_, path_, small_frames(false));
-  GcnHeader h = read_gcn_header(path_);
+TEST_F(StoreBadFile, InconsistentFrameTable) {
+  save_store(store_, path_, small_frames(false));
+  StoreHeader h = read_store_header(path_);
   h.frames[h.sections[3].first_frame].stored_size += 1;  // labels
   rewrite_header(path_, h);
   EXPECT_TRUE(contains(load_error(), "section 'labels': frames store")) << load_error();
 }
 
-TEST_F(GcnBadFile, UnknownCodecAndDtype) {
-  save_gcn(store_, path_, small_frames(false));
-  const GcnHeader good = read_gcn_header(path_);
-  GcnHeader h = good;
-  h.sections[4].codec = static_cast<GcnCodec>(7);
+TEST_F(StoreBadFile, UnknownCodecAndDtype) {
+  save_store(store_, path_, small_frames(false));
+  const StoreHeader good = read_store_header(path_);
+  StoreHeader h = good;
+  h.sections[4].codec = static_cast<StoreCodec>(7);
   rewrite_header(path_, h);
   EXPECT_TRUE(contains(load_error(), "section 'train': unknown codec code 7")) << load_error();
   h = good;
-  h.sections[2].dtype = GcnDtype::kInt64;
+  h.sections[2].dtype = StoreDtype::kInt64;
   rewrite_header(path_, h);
   EXPECT_TRUE(contains(load_error(), "section 'features': dtype code 2 (int64), expected float32"))
       << load_error();
 }
 
-TEST_F(GcnBadFile, NonMonotoneIndptr) {
+TEST_F(StoreBadFile, NonMonotoneIndptr) {
   Buffer indptr = store_.graph.indptr_buffer();
   indptr.as_mutable<int64_t>()[3] = 100;
   std::string e = save_and_load_error();
   EXPECT_TRUE(contains(e, path_ + ": indptr is not monotone: indptr[3] = 100 > indptr[4] = 8")) << e;
 }
 
-TEST_F(GcnBadFile, IdOutOfRange) {
+TEST_F(StoreBadFile, IdOutOfRange) {
   Buffer indices = store_.graph.indices_buffer();
   indices.as_mutable<int32_t>()[17] = 300;
   std::string e = save_and_load_error(true);
   EXPECT_TRUE(contains(e, path_ + ": indices[17] = 300 is not a node id in [0, 300)")) << e;
 }
 
-TEST_F(GcnBadFile, NanFeature) {
+TEST_F(StoreBadFile, NanFeature) {
   store_.features.as_mutable<float>()[5 * 5 + 1] = std::numeric_limits<float>::quiet_NaN();
   std::string e = save_and_load_error();
   EXPECT_TRUE(contains(e, path_ + ": feature [node 5, column 1] is nan")) << e;
 }
 
-TEST_F(GcnBadFile, LabelNotAClass) {
+TEST_F(StoreBadFile, LabelNotAClass) {
   store_.labels.as_mutable<int32_t>()[6] = 4;
   std::string e = save_and_load_error();
   EXPECT_TRUE(contains(e, path_ + ": label of node 6 is 4, expected a class in [0, 4)")) << e;
@@ -323,32 +323,32 @@ TEST_F(GcnBadFile, LabelNotAClass) {
 
 // --- writing ------------------------------------------------------------------
 
-TEST(GcnSave, FailureLeavesAnExistingFileUntouchedAndNoTemporaryFile) {
+TEST(StoreSave, FailureLeavesAnExistingFileUntouchedAndNoTemporaryFile) {
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
   GraphStore good = testing::make_store(testing::eight_node_edges());
-  save_gcn(good, path);
+  save_store(good, path);
   const std::vector<char> before = testing::read_bytes(path);
 
   GraphStore bad = good;
   bad.num_features = 5;  // the features array holds 4 per node
-  std::string e = error_of([&] { save_gcn(bad, path); });
+  std::string e = error_of([&] { save_store(bad, path); });
   EXPECT_TRUE(
-      contains(e, "save_gcn " + path + ": features has 128 bytes, expected [8 x 5] float32 = 160 bytes"))
+      contains(e, "save_store " + path + ": features has 128 bytes, expected [8 x 5] float32 = 160 bytes"))
       << e;
   EXPECT_EQ(testing::read_bytes(path), before);
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"s.gcn"});
 
-  e = error_of([&] { save_gcn(good, dir.file("no/such/dir/s.gcn")); });
+  e = error_of([&] { save_store(good, dir.file("no/such/dir/s.gcn")); });
   EXPECT_TRUE(contains(e, "cannot write " + dir.file("no/such/dir/s.gcn"))) << e;
 }
 
-TEST(GcnSave, OverwritesAtomically) {
+TEST(StoreSave, OverwritesAtomically) {
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(testing::make_store(testing::eight_node_edges()), path);
+  save_store(testing::make_store(testing::eight_node_edges()), path);
   GraphStore other = testing::make_store(testing::cycle_edges(40), 3, 2);
-  save_gcn(other, path);
+  save_store(other, path);
   EXPECT_EQ(digest_of(load(path)), digest_of(other));
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"s.gcn"});
 }

@@ -85,59 +85,59 @@
 
 namespace dgcn {
 
-inline constexpr uint32_t kGcnVersion = 1;
+inline constexpr uint32_t kStoreVersion = 1;
 
-enum class GcnDtype : uint8_t { kInt32 = 1, kInt64 = 2, kFloat32 = 3, kUint8 = 4 };
-enum class GcnCodec : uint8_t { kRaw = 0, kZstd = 1 };
-const char* dtype_name(GcnDtype dtype);  // "int32", "int64", "float32", "uint8"
-const char* codec_name(GcnCodec codec);  // "raw", "zstd"
-size_t dtype_size(GcnDtype dtype);
+enum class StoreDtype : uint8_t { kInt32 = 1, kInt64 = 2, kFloat32 = 3, kUint8 = 4 };
+enum class StoreCodec : uint8_t { kRaw = 0, kZstd = 1 };
+const char* dtype_name(StoreDtype dtype);  // "int32", "int64", "float32", "uint8"
+const char* codec_name(StoreCodec codec);  // "raw", "zstd"
+size_t dtype_size(StoreDtype dtype);
 
-struct GcnSection {
+struct StoreSection {
   std::string name;
-  GcnDtype dtype = GcnDtype::kUint8;
-  GcnCodec codec = GcnCodec::kRaw;
+  StoreDtype dtype = StoreDtype::kUint8;
+  StoreCodec codec = StoreCodec::kRaw;
   uint64_t rows = 0, cols = 1;
   uint64_t offset = 0, stored_size = 0, raw_size = 0;
   uint64_t frame_size = 0, first_frame = 0, num_frames = 0;
   uint64_t checksum = 0;
 };
 
-struct GcnFrame {
+struct StoreFrame {
   uint64_t stored_size = 0;
   uint64_t checksum = 0;
 };
 
 // Which source file a shared-cache file was expanded from (all zero otherwise).
-struct GcnCacheSource {
+struct StoreCacheSource {
   uint64_t file_size = 0;
   int64_t mtime_ns = 0;
   uint64_t header_checksum = 0;
-  bool operator==(const GcnCacheSource&) const = default;
+  bool operator==(const StoreCacheSource&) const = default;
 };
 
 // Everything before the section data, decoded.
-struct GcnHeader {
-  uint32_t version = kGcnVersion;
+struct StoreHeader {
+  uint32_t version = kStoreVersion;
   uint64_t header_size = 0, header_checksum = 0, file_size = 0;
   int64_t num_nodes = 0, num_edges = 0, num_features = 0, num_classes = 0;
   Task task = Task::kNone;
   IdWidth id_width = IdWidth::k32;
   int32_t part_index = 0, part_count = 0;  // GraphPart; zero for a whole graph
   int64_t num_global_nodes = 0;
-  GcnCacheSource source;
-  std::vector<GcnSection> sections;
-  std::vector<GcnFrame> frames;
+  StoreCacheSource source;
+  std::vector<StoreSection> sections;
+  std::vector<StoreFrame> frames;
   std::string metadata_json = "{}";
 
-  const GcnSection* find(std::string_view name) const;  // nullptr when not stored
+  const StoreSection* find(std::string_view name) const;  // nullptr when not stored
   bool all_raw() const;
   uint64_t raw_bytes() const;  // sum of the sections' raw sizes
 };
 
 // Reads and checks the header of `path` (magic, version, sizes, checksum,
 // section and frame tables) without reading section data.
-GcnHeader read_gcn_header(const std::string& path);
+StoreHeader read_store_header(const std::string& path);
 
 struct SaveOptions {
   int zstd_level = 3;
@@ -162,7 +162,7 @@ struct SaveResult {
 // validate (GraphStore::validate). The bytes written depend only on the
 // store and on zstd_level / all_raw / frame_bytes / zstd_min_bytes, never on
 // the thread count.
-SaveResult save_gcn(const GraphStore& store, const std::string& path, const SaveOptions& options = {});
+SaveResult save_store(const GraphStore& store, const std::string& path, const SaveOptions& options = {});
 
 // Note [shared cache]
 // Ranks on one host must not each hold a private copy of a big graph. In
@@ -187,7 +187,7 @@ struct LoadOptions {
 };
 
 struct LoadStats {
-  double seconds = 0;                 // the whole load_gcn call
+  double seconds = 0;                 // the whole load_store call
   double frames_seconds = 0;          // wall time of the read/decompress/checksum phase
   double decompress_cpu_seconds = 0;  // summed over threads
   double checksum_cpu_seconds = 0;    // summed over threads
@@ -207,7 +207,7 @@ struct LoadStats {
 // checksum (unless told not to), builds the Csr (which checks its
 // invariants) and validates the store. Errors name the file, the section or
 // field and the values seen.
-GraphStore load_gcn(const std::string& path, const LoadOptions& options = {}, LoadStats* stats = nullptr);
+GraphStore load_store(const std::string& path, const LoadOptions& options = {}, LoadStats* stats = nullptr);
 
 // Where kSharedCache keeps the expanded copy of `path`: "<path>.cache" next
 // to it, or "<cache_dir>/<file name>.<hash of the absolute path>.cache".
@@ -215,7 +215,7 @@ std::string shared_cache_path(const std::string& path, const std::string& cache_
 
 struct SectionCheck {
   std::string name;
-  GcnCodec codec = GcnCodec::kRaw;
+  StoreCodec codec = StoreCodec::kRaw;
   uint64_t stored_bytes = 0, raw_bytes = 0, frames = 0;
   uint64_t bad_frames = 0;
   std::string first_error;  // the first bad frame's message, empty when all are good
@@ -233,6 +233,6 @@ struct VerifyReport {
 // Decodes every frame and checks its checksum, in parallel, with memory
 // bounded by threads x frame size. A damaged frame is reported (not thrown);
 // a damaged header is thrown as dgcn::Error.
-VerifyReport verify_gcn(const std::string& path, int threads = 0);
+VerifyReport verify_store(const std::string& path, int threads = 0);
 
 }  // namespace dgcn

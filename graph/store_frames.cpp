@@ -1,4 +1,4 @@
-#include "graph/gcn_frames.h"
+#include "graph/store_frames.h"
 
 #include <zstd.h>
 
@@ -12,9 +12,9 @@
 #include "base/file_io.h"
 #include "base/mutex.h"
 #include "base/parallel.h"
-#include "graph/gcn_header.h"
+#include "graph/store_header.h"
 
-namespace dgcn::gcn {
+namespace dgcn::detail {
 
 namespace {
 
@@ -25,14 +25,14 @@ double since(Clock::time_point t0) {
 
 }  // namespace
 
-std::vector<FrameRef> frame_refs(const GcnHeader& h) {
+std::vector<FrameRef> frame_refs(const StoreHeader& h) {
   std::vector<FrameRef> refs;
   refs.reserve(h.frames.size());
   for (size_t si = 0; si < h.sections.size(); ++si) {
-    const GcnSection& s = h.sections[si];
+    const StoreSection& s = h.sections[si];
     uint64_t file_offset = s.offset;
     for (uint64_t i = 0; i < s.num_frames; ++i) {
-      const GcnFrame& f = h.frames[s.first_frame + i];
+      const StoreFrame& f = h.frames[s.first_frame + i];
       refs.push_back(
           FrameRef{si, i, file_offset, f.stored_size, i * s.frame_size, frame_raw_size(s, i), f.checksum});
       file_offset += f.stored_size;
@@ -41,7 +41,7 @@ std::vector<FrameRef> frame_refs(const GcnHeader& h) {
   return refs;
 }
 
-FrameWorker::FrameWorker(const GcnHeader& header, const std::string& path) : header_(header), path_(path) {
+FrameWorker::FrameWorker(const StoreHeader& header, const std::string& path) : header_(header), path_(path) {
   dctx_ = ZSTD_createDCtx();
   DGCN_CHECK(dctx_ != nullptr, "{}: cannot create a zstd decompression context", path);
 }
@@ -56,9 +56,9 @@ std::byte* FrameWorker::scratch(size_t bytes) {
 }
 
 void FrameWorker::read(int fd, const FrameRef& f, std::byte* dest) {
-  const GcnSection& s = header_.sections[f.section];
+  const StoreSection& s = header_.sections[f.section];
   auto t0 = Clock::now();
-  if (s.codec == GcnCodec::kRaw) {
+  if (s.codec == StoreCodec::kRaw) {
     pread_all(fd, dest, f.raw_size, f.file_offset, path_);
     read_seconds += since(t0);
     return;
@@ -89,7 +89,7 @@ void FrameWorker::check(const FrameRef& f, const std::byte* data) {
       computed);
 }
 
-std::vector<FrameFailure> run_frames(const GcnHeader& header, const std::string& path, size_t num_frames,
+std::vector<FrameFailure> run_frames(const StoreHeader& header, const std::string& path, size_t num_frames,
                                      int threads, bool stop_at_first,
                                      const std::function<void(size_t, FrameWorker&)>& fn,
                                      FrameRunStats* stats) {
@@ -133,4 +133,4 @@ std::vector<FrameFailure> run_frames(const GcnHeader& header, const std::string&
   return failures;
 }
 
-}  // namespace dgcn::gcn
+}  // namespace dgcn::detail

@@ -1,4 +1,4 @@
-// save_gcn: lays out the sections, writes them (zstd frames compressed in
+// save_store: lays out the sections, writes them (zstd frames compressed in
 // bounded batches on all cores, raw sections written and checksummed frame
 // by frame), then the header, all under a temporary name that is renamed
 // over the target only once everything is on disk.
@@ -11,15 +11,15 @@
 #include "base/digest.h"
 #include "base/error.h"
 #include "base/parallel.h"
-#include "graph/gcn_format.h"
-#include "graph/gcn_header.h"
+#include "graph/store_format.h"
+#include "graph/store_header.h"
 
 namespace dgcn {
 
 namespace {
 
 struct SectionData {
-  GcnSection entry;
+  StoreSection entry;
   const std::byte* data = nullptr;
 };
 
@@ -39,13 +39,13 @@ const Buffer& buffer_named(const GraphStore& s, std::string_view name) {
 
 // The store's non-empty arrays as (unplaced) sections, each checked against
 // the size the scalars give it.
-std::vector<SectionData> sections_of(const GraphStore& store, const GcnHeader& h, const std::string& what) {
+std::vector<SectionData> sections_of(const GraphStore& store, const StoreHeader& h, const std::string& what) {
   std::vector<SectionData> out;
-  for (std::string_view name : gcn::kSectionNames) {
+  for (std::string_view name : detail::kSectionNames) {
     const Buffer& b = buffer_named(store, name);
-    const gcn::SectionShape want = gcn::expected_shape(name, h, what);
+    const detail::SectionShape want = detail::expected_shape(name, h, what);
     const size_t elem = dtype_size(want.dtype);
-    GcnSection s;
+    StoreSection s;
     s.name = std::string(name);
     s.dtype = want.dtype;
     s.cols = want.cols;
@@ -69,12 +69,12 @@ struct CCtxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
 };
 
-void write_raw_section(int fd, const std::string& file, const SectionData& sec, GcnFrame* frames,
+void write_raw_section(int fd, const std::string& file, const SectionData& sec, StoreFrame* frames,
                        int threads) {
-  const GcnSection& s = sec.entry;
+  const StoreSection& s = sec.entry;
   parallel_for_chunks(static_cast<int64_t>(s.num_frames), 1, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const uint64_t raw = gcn::frame_raw_size(s, i);
+      const uint64_t raw = detail::frame_raw_size(s, i);
       const std::byte* src = sec.data + i * s.frame_size;
       frames[i] = {raw, hash_bytes(src, raw)};
       pwrite_all(fd, src, raw, s.offset + i * s.frame_size, file);
@@ -85,9 +85,9 @@ void write_raw_section(int fd, const std::string& file, const SectionData& sec, 
 // Compresses `batch` frames at a time in parallel (one context per thread),
 // then appends them in frame order, so memory stays bounded by the batch and
 // the bytes do not depend on the thread count. Returns the stored size.
-uint64_t write_zstd_section(int fd, const std::string& file, const SectionData& sec, GcnFrame* frames,
+uint64_t write_zstd_section(int fd, const std::string& file, const SectionData& sec, StoreFrame* frames,
                             int threads, int level) {
-  const GcnSection& s = sec.entry;
+  const StoreSection& s = sec.entry;
   std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> contexts(threads);
   for (auto& c : contexts) {
     c.reset(ZSTD_createCCtx());
@@ -101,7 +101,7 @@ uint64_t write_zstd_section(int fd, const std::string& file, const SectionData& 
     parallel_for(static_cast<int64_t>(count), threads, [&](int64_t begin, int64_t end, int t) {
       for (int64_t j = begin; j < end; ++j) {
         const uint64_t i = first + j;
-        const uint64_t raw = gcn::frame_raw_size(s, i);
+        const uint64_t raw = detail::frame_raw_size(s, i);
         const std::byte* src = sec.data + i * s.frame_size;
         out[j].resize(ZSTD_compressBound(raw));
         size_t n = ZSTD_compressCCtx(contexts[t].get(), out[j].data(), out[j].size(), src, raw, level);
@@ -121,17 +121,17 @@ uint64_t write_zstd_section(int fd, const std::string& file, const SectionData& 
 
 }  // namespace
 
-SaveResult save_gcn(const GraphStore& store, const std::string& path, const SaveOptions& options) {
+SaveResult save_store(const GraphStore& store, const std::string& path, const SaveOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string what = "save_gcn " + path;
-  DGCN_CHECK(options.frame_bytes >= 1 && options.frame_bytes <= gcn::kMaxFrameBytes,
-             "{}: frame_bytes {} is outside [1, {}]", what, options.frame_bytes, gcn::kMaxFrameBytes);
+  const std::string what = "save_store " + path;
+  DGCN_CHECK(options.frame_bytes >= 1 && options.frame_bytes <= detail::kMaxFrameBytes,
+             "{}: frame_bytes {} is outside [1, {}]", what, options.frame_bytes, detail::kMaxFrameBytes);
   DGCN_CHECK(options.zstd_level >= ZSTD_minCLevel() && options.zstd_level <= ZSTD_maxCLevel(),
              "{}: zstd level {} is outside [{}, {}]", what, options.zstd_level, ZSTD_minCLevel(),
              ZSTD_maxCLevel());
   const int threads = options.threads > 0 ? options.threads : default_num_threads();
 
-  GcnHeader h;
+  StoreHeader h;
   h.num_nodes = store.num_nodes();
   h.num_edges = store.num_edges();
   h.num_features = store.num_features;
@@ -142,36 +142,36 @@ SaveResult save_gcn(const GraphStore& store, const std::string& path, const Save
   h.part_count = store.part.count;
   h.num_global_nodes = store.part.num_global_nodes;
   h.metadata_json = store.metadata_json;
-  gcn::check_scalars(h, what);
+  detail::check_scalars(h, what);
   std::vector<SectionData> sections = sections_of(store, h, what);
 
   uint64_t num_frames = 0;
   for (auto& sec : sections) {
-    GcnSection& s = sec.entry;
+    StoreSection& s = sec.entry;
     const bool compress = !options.all_raw && s.raw_size >= options.zstd_min_bytes;
-    s.codec = compress ? GcnCodec::kZstd : GcnCodec::kRaw;
+    s.codec = compress ? StoreCodec::kZstd : StoreCodec::kRaw;
     s.frame_size = options.frame_bytes;
     s.first_frame = num_frames;
     s.num_frames = (s.raw_size + s.frame_size - 1) / s.frame_size;
     num_frames += s.num_frames;
   }
   h.frames.resize(num_frames);
-  h.header_size = gcn::header_size_for(sections.size(), num_frames, h.metadata_json.size());
+  h.header_size = detail::header_size_for(sections.size(), num_frames, h.metadata_json.size());
 
   AtomicFile out(path);
   uint64_t cursor = h.header_size;
   for (auto& sec : sections) {
-    GcnSection& s = sec.entry;
-    GcnFrame* frames = h.frames.data() + s.first_frame;
-    if (s.codec == GcnCodec::kRaw) {
-      s.offset = gcn::align_up(cursor, gcn::kRawAlignment);
+    StoreSection& s = sec.entry;
+    StoreFrame* frames = h.frames.data() + s.first_frame;
+    if (s.codec == StoreCodec::kRaw) {
+      s.offset = detail::align_up(cursor, detail::kRawAlignment);
       write_raw_section(out.fd(), out.temp_path(), sec, frames, threads);
       s.stored_size = s.raw_size;
     } else {
       s.offset = cursor;
       s.stored_size = write_zstd_section(out.fd(), out.temp_path(), sec, frames, threads, options.zstd_level);
     }
-    s.checksum = gcn::section_checksum({frames, s.num_frames});
+    s.checksum = detail::section_checksum({frames, s.num_frames});
     cursor = s.offset + s.stored_size;
     h.sections.push_back(s);
     if (options.progress) {
@@ -180,7 +180,7 @@ SaveResult save_gcn(const GraphStore& store, const std::string& path, const Save
     }
   }
   h.file_size = cursor;
-  const std::vector<std::byte> header = gcn::encode_header(h);
+  const std::vector<std::byte> header = detail::encode_header(h);
   DGCN_ASSERT(header.size() == h.header_size);
   pwrite_all(out.fd(), header.data(), header.size(), 0, out.temp_path());
   out.commit();

@@ -13,7 +13,7 @@
 
 #include "base/digest.h"
 #include "fixtures.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 #include "scratch_dir.h"
 
 namespace dgcn::testing {

@@ -1,5 +1,5 @@
 // Encoding and checking of the .gcn header (Note [gcn layout] in
-// gcn_format.h). Shared by the writer, the reader and the shared cache;
+// store_format.h). Shared by the writer, the reader and the shared cache;
 // tests use encode_header to build files whose header lies.
 #pragma once
 
@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
 
-namespace dgcn::gcn {
+namespace dgcn::detail {
 
 inline constexpr size_t kFixedHeaderBytes = 128;
 inline constexpr size_t kSectionEntryBytes = 96;
@@ -34,31 +34,31 @@ inline constexpr std::string_view kSectionNames[] = {"indptr",   "indices",    "
 inline constexpr int64_t kMaxParts = 65535;
 
 struct SectionShape {
-  GcnDtype dtype;
+  StoreDtype dtype;
   uint64_t rows, cols;
   bool any_rows;  // train/valid/test: rows is the split's size, at most num_nodes
 };
 // The dtype and shape section `name` has in a store with `h`'s scalars.
 // Throws for an unknown name or for scalars whose sizes overflow.
-SectionShape expected_shape(std::string_view name, const GcnHeader& h, const std::string& what);
+SectionShape expected_shape(std::string_view name, const StoreHeader& h, const std::string& what);
 
 // Checks the header scalars on their own (signs, task, id width, classes).
-void check_scalars(const GcnHeader& h, const std::string& what);
+void check_scalars(const StoreHeader& h, const std::string& what);
 
 uint64_t header_size_for(size_t num_sections, size_t num_frames, size_t metadata_bytes);
 inline uint64_t align_up(uint64_t x, uint64_t a) {
   return (x + a - 1) / a * a;
 }
 // Raw bytes of frame i of section s.
-inline uint64_t frame_raw_size(const GcnSection& s, uint64_t i) {
+inline uint64_t frame_raw_size(const StoreSection& s, uint64_t i) {
   return std::min(s.frame_size, s.raw_size - i * s.frame_size);
 }
 // XXH3 of the frames' checksums: the section checksum.
-uint64_t section_checksum(std::span<const GcnFrame> frames);
+uint64_t section_checksum(std::span<const StoreFrame> frames);
 
 // Serializes `h` as header_size_for(...) bytes and fills in the header
 // checksum. Does not check `h` (tests use this to write lying headers).
-std::vector<std::byte> encode_header(const GcnHeader& h);
+std::vector<std::byte> encode_header(const StoreHeader& h);
 
 // Checks the fixed 128 bytes (magic, version, file size, header size) of a
 // file of `file_size` bytes and returns the header size.
@@ -68,9 +68,9 @@ uint64_t check_fixed_header(std::span<const std::byte> fixed, uint64_t file_size
 // (known unique name, dtype and shape, sizes, codec, frames, within the file,
 // alignment, no overlaps) and the frame table. After this, allocating
 // raw_size bytes per section is bounded by what the file can hold.
-GcnHeader decode_header(std::span<const std::byte> bytes, uint64_t file_size, const std::string& path);
+StoreHeader decode_header(std::span<const std::byte> bytes, uint64_t file_size, const std::string& path);
 
 // check_fixed_header + decode_header on an open file.
-GcnHeader read_header(int fd, uint64_t file_size, const std::string& path);
+StoreHeader read_header(int fd, uint64_t file_size, const std::string& path);
 
-}  // namespace dgcn::gcn
+}  // namespace dgcn::detail

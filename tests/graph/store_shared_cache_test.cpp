@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "gcn_test_util.h"
-#include "graph/gcn_format.h"
+#include "graph/store_format.h"
+#include "store_test_util.h"
 
 namespace dgcn {
 namespace {
@@ -59,7 +59,7 @@ std::vector<std::string> load_in_processes(const std::string& path, const std::s
       std::string line;
       try {
         LoadStats st;
-        GraphStore s = load_gcn(path, shared(cache_dir), &st);
+        GraphStore s = load_store(path, shared(cache_dir), &st);
         line = fmt::format("{} {} {}", st.built_cache ? "built" : "reused", digest_of(s), st.mapped_path);
       } catch (const std::exception& e) {
         line = std::string("error ") + e.what();
@@ -88,11 +88,11 @@ std::vector<std::string> load_in_processes(const std::string& path, const std::s
   return lines;
 }
 
-TEST(GcnSharedCache, ConcurrentProcessesBuildOneCacheAndShareIt) {
+TEST(StoreSharedCache, ConcurrentProcessesBuildOneCacheAndShareIt) {
   GraphStore s = testing::make_store(testing::cycle_edges(5000), 8, 5);
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(s, path, zstd_frames());
+  save_store(s, path, zstd_frames());
   const std::string cache_dir = dir.file("cache");
   const std::string cache = shared_cache_path(path, cache_dir);
 
@@ -114,7 +114,7 @@ TEST(GcnSharedCache, ConcurrentProcessesBuildOneCacheAndShareIt) {
   // A later process reuses it.
   lines = load_in_processes(path, cache_dir, 1);
   EXPECT_EQ(lines[0].rfind("reused ", 0), 0u) << lines[0];
-  EXPECT_TRUE(read_gcn_header(cache).all_raw());
+  EXPECT_TRUE(read_store_header(cache).all_raw());
 }
 
 // The [start, end) ranges of /proc/self/maps lines that map `file`.
@@ -134,13 +134,13 @@ bool is_mapped_from(const void* p, const std::string& file) {
   return false;
 }
 
-TEST(GcnSharedCache, ArraysAreReadOnlyViewsOfTheCacheMapping) {
+TEST(StoreSharedCache, ArraysAreReadOnlyViewsOfTheCacheMapping) {
   GraphStore s = testing::make_store(testing::cycle_edges(2000), 8, 5);
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(s, path, zstd_frames());
+  save_store(s, path, zstd_frames());
   LoadStats st;
-  GraphStore back = load_gcn(path, shared(""), &st);
+  GraphStore back = load_store(path, shared(""), &st);
   EXPECT_TRUE(st.built_cache);
   EXPECT_TRUE(st.mapped);
   EXPECT_EQ(st.mapped_path, path + ".cache");  // next to the file without a cache dir
@@ -153,15 +153,15 @@ TEST(GcnSharedCache, ArraysAreReadOnlyViewsOfTheCacheMapping) {
   }
 }
 
-TEST(GcnSharedCache, AllRawSourceIsMappedInPlace) {
+TEST(StoreSharedCache, AllRawSourceIsMappedInPlace) {
   GraphStore s = testing::make_store(testing::cycle_edges(2000), 8, 5);
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
   SaveOptions raw = zstd_frames();
   raw.all_raw = true;
-  save_gcn(s, path, raw);
+  save_store(s, path, raw);
   LoadStats st;
-  GraphStore back = load_gcn(path, shared(dir.file("cache")), &st);
+  GraphStore back = load_store(path, shared(dir.file("cache")), &st);
   EXPECT_FALSE(st.built_cache);
   EXPECT_EQ(st.mapped_path, path);
   EXPECT_TRUE(is_mapped_from(back.features.data(), path));
@@ -169,77 +169,77 @@ TEST(GcnSharedCache, AllRawSourceIsMappedInPlace) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("cache")));
 }
 
-TEST(GcnSharedCache, StaleCacheIsRebuilt) {
+TEST(StoreSharedCache, StaleCacheIsRebuilt) {
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(testing::make_store(testing::cycle_edges(2000), 8, 5), path, zstd_frames());
+  save_store(testing::make_store(testing::cycle_edges(2000), 8, 5), path, zstd_frames());
   LoadStats st;
-  load_gcn(path, shared(""), &st);
+  load_store(path, shared(""), &st);
   ASSERT_TRUE(st.built_cache);
 
   GraphStore other = testing::make_store(testing::star_edges(1500), 3, 2);
-  save_gcn(other, path, zstd_frames());
-  GraphStore back = load_gcn(path, shared(""), &st);
+  save_store(other, path, zstd_frames());
+  GraphStore back = load_store(path, shared(""), &st);
   EXPECT_TRUE(st.built_cache);
   EXPECT_TRUE(contains(st.cache_note, "stale")) << st.cache_note;
   EXPECT_EQ(digest_of(back), digest_of(other));
 
   // Same bytes, newer mtime: rebuilt too (the cache cannot tell it is the same file).
   std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::hours(1));
-  load_gcn(path, shared(""), &st);
+  load_store(path, shared(""), &st);
   EXPECT_TRUE(st.built_cache);
-  load_gcn(path, shared(""), &st);
+  load_store(path, shared(""), &st);
   EXPECT_FALSE(st.built_cache);
 }
 
-TEST(GcnSharedCache, DamagedCacheIsRebuilt) {
+TEST(StoreSharedCache, DamagedCacheIsRebuilt) {
   GraphStore s = testing::make_store(testing::cycle_edges(2000), 8, 5);
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
   const std::string cache = path + ".cache";
-  save_gcn(s, path, zstd_frames());
+  save_store(s, path, zstd_frames());
   LoadStats st;
-  load_gcn(path, shared(""), &st);
+  load_store(path, shared(""), &st);
   ASSERT_TRUE(st.built_cache);
 
   std::vector<char> bytes = testing::read_bytes(cache);
-  const GcnSection features = *read_gcn_header(cache).find("features");
+  const StoreSection features = *read_store_header(cache).find("features");
   std::vector<char> flipped = bytes;
   flipped[features.offset + 700] ^= 0x20;
   testing::write_bytes(cache, flipped);
-  GraphStore back = load_gcn(path, shared(""), &st);
+  GraphStore back = load_store(path, shared(""), &st);
   EXPECT_TRUE(st.built_cache);
   EXPECT_TRUE(contains(st.cache_note, "section 'features' frame 1")) << st.cache_note;
   EXPECT_TRUE(contains(st.cache_note, "checksum mismatch")) << st.cache_note;
   EXPECT_EQ(digest_of(back), digest_of(s));
 
   testing::write_bytes(cache, {bytes.begin(), bytes.end() - 100});
-  back = load_gcn(path, shared(""), &st);
+  back = load_store(path, shared(""), &st);
   EXPECT_TRUE(st.built_cache);
   EXPECT_TRUE(contains(st.cache_note, "truncated")) << st.cache_note;
   EXPECT_EQ(digest_of(back), digest_of(s));
 }
 
-TEST(GcnSharedCache, LeftoversOfAKilledBuilderAreRemoved) {
+TEST(StoreSharedCache, LeftoversOfAKilledBuilderAreRemoved) {
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(testing::make_store(testing::cycle_edges(500), 4, 3), path, zstd_frames());
+  save_store(testing::make_store(testing::cycle_edges(500), 4, 3), path, zstd_frames());
   testing::write_bytes(path + ".cache.tmp-99999-0", {'x', 'y'});
   LoadStats st;
-  load_gcn(path, shared(""), &st);
+  load_store(path, shared(""), &st);
   EXPECT_TRUE(st.built_cache);
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"s.gcn", "s.gcn.cache", "s.gcn.cache.lock"}));
 }
 
-TEST(GcnSharedCache, DamagedSourceLeavesNoCache) {
+TEST(StoreSharedCache, DamagedSourceLeavesNoCache) {
   ScratchDir dir;
   const std::string path = dir.file("s.gcn");
-  save_gcn(testing::make_store(testing::cycle_edges(2000), 8, 5), path, zstd_frames());
-  const GcnSection labels = *read_gcn_header(path).find("labels");
+  save_store(testing::make_store(testing::cycle_edges(2000), 8, 5), path, zstd_frames());
+  const StoreSection labels = *read_store_header(path).find("labels");
   std::vector<char> bytes = testing::read_bytes(path);
   bytes[labels.offset + labels.stored_size - 20] ^= 0x01;
   testing::write_bytes(path, bytes);
-  std::string e = testing::error_of([&] { load_gcn(path, shared(dir.file("cache"))); });
+  std::string e = testing::error_of([&] { load_store(path, shared(dir.file("cache"))); });
   EXPECT_TRUE(contains(e, path + ": section 'labels' frame")) << e;
   std::vector<std::string> entries;
   for (const auto& f : std::filesystem::directory_iterator(dir.file("cache")))
