@@ -98,12 +98,12 @@ TEST(RankEnv, RejectsMissingAndInconsistentValues) {
   expect_error(with("MASTER_ADDR", ""), "MASTER_ADDR");
 }
 
-// scripts/rank-env.sh maps srun's and mpirun's variables to these.
+// dgcn-rank-env (apps/, copied beside the binaries) maps srun's and mpirun's variables to these.
 TEST(RankEnv, SrunAndMpirunWrapperScript) {
   const char* source = std::getenv("DGCN_SOURCE_DIR");
   if (source == nullptr) GTEST_SKIP() << "DGCN_SOURCE_DIR is not set (run through ctest)";
   testing::ScratchDir scratch;
-  std::string script = std::string(source) + "/scripts/rank-env.sh";
+  std::string script = std::string(source) + "/apps/dgcn-rank-env";
   std::string print =
       " sh -c 'for v in RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT; do "
       "eval echo $v=\\$$v; done'";
