@@ -25,6 +25,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/parallel.h"
+#include "base/timing.h"
 #include "datasets/synthetic.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
@@ -372,7 +373,7 @@ int run_rank(const AppOptions& a, dgcn::TrainOptions o, const dgcn::GcnRunOption
       {"best_epoch", ever_evaluated ? nlohmann::json(s.best_epoch) : nlohmann::json()},
       {"train_s", s.train_s},
       {"eval_s", s.eval_s},
-      {"total_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
+      {"total_s", dgcn::seconds_since(start)},
       {"param_digest", s.param_digest},
       {"memory", {{"graph_bytes", graph_bytes}, {"peak_rss_bytes", peak_rss}}},
       {"config", summary.config}};

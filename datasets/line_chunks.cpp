@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/mutex.h"
+#include "base/timing.h"
 
 namespace dgcn {
 
@@ -226,7 +227,7 @@ StreamStats stream_line_chunks(const std::string& path, int num_threads,
   stats.text_bytes = reader.text_bytes();
   stats.file_bytes = reader.file_bytes_read();
   stats.gzip = reader.gzip();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.seconds = seconds_since(start);
   return stats;
 }
 

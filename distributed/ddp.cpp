@@ -8,6 +8,8 @@
 #include <chrono>
 #include <map>
 
+#include "base/timing.h"
+
 namespace dgcn {
 namespace {
 
@@ -201,7 +203,7 @@ void DistributedDataParallel::finish_backward() {
 
   auto start = std::chrono::steady_clock::now();
   for (auto& b : buckets_) b.work.wait();
-  stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats_.wait_seconds += seconds_since(start);
 
   at::NoGradGuard no_grad;
   const double world = static_cast<double>(group_.size());

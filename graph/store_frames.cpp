@@ -12,18 +12,10 @@
 #include "base/file_io.h"
 #include "base/mutex.h"
 #include "base/parallel.h"
+#include "base/timing.h"
 #include "graph/store_header.h"
 
 namespace dgcn::detail {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-}  // namespace
 
 std::vector<FrameRef> frame_refs(const StoreHeader& h) {
   std::vector<FrameRef> refs;
@@ -60,16 +52,16 @@ void FrameWorker::read(int fd, const FrameRef& f, std::byte* dest) {
   auto t0 = Clock::now();
   if (s.codec == StoreCodec::kRaw) {
     pread_all(fd, dest, f.raw_size, f.file_offset, path_);
-    read_seconds += since(t0);
+    read_seconds += seconds_since(t0);
     return;
   }
   // decode_header bounded stored_size by ZSTD_compressBound(frame_size).
   if (stored_.size() < f.stored_size) stored_.resize(f.stored_size);
   pread_all(fd, stored_.data(), f.stored_size, f.file_offset, path_);
-  read_seconds += since(t0);
+  read_seconds += seconds_since(t0);
   t0 = Clock::now();
   size_t got = ZSTD_decompressDCtx(dctx_, dest, f.raw_size, stored_.data(), f.stored_size);
-  decompress_seconds += since(t0);
+  decompress_seconds += seconds_since(t0);
   DGCN_CHECK(!ZSTD_isError(got), "{}: section '{}' frame {} (file bytes [{}, {})): zstd cannot decode it: {}",
              path_, s.name, f.index, f.file_offset, f.file_offset + f.stored_size, ZSTD_getErrorName(got));
   DGCN_CHECK(got == f.raw_size, "{}: section '{}' frame {} decodes to {} bytes, expected {}", path_, s.name,
@@ -80,7 +72,7 @@ void FrameWorker::read(int fd, const FrameRef& f, std::byte* dest) {
 void FrameWorker::check(const FrameRef& f, const std::byte* data) {
   auto t0 = Clock::now();
   const uint64_t computed = hash_bytes(data, f.raw_size);
-  checksum_seconds += since(t0);
+  checksum_seconds += seconds_since(t0);
   checksummed_bytes += f.raw_size;
   DGCN_CHECK(
       computed == f.checksum,
@@ -126,7 +118,7 @@ std::vector<FrameFailure> run_frames(const StoreHeader& header, const std::strin
   });
   // Every thread has joined: the shared state is this thread's alone now.
   MutexLock lock(&shared.mutex);
-  shared.total.wall_seconds = since(t0);
+  shared.total.wall_seconds = seconds_since(t0);
   if (stats != nullptr) *stats = shared.total;
   std::vector<FrameFailure> failures = std::move(shared.failures);
   std::sort(failures.begin(), failures.end(), [](const auto& a, const auto& b) { return a.frame < b.frame; });

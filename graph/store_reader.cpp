@@ -6,16 +6,13 @@
 
 #include "base/error.h"
 #include "base/parallel.h"
+#include "base/timing.h"
 #include "graph/store_header.h"
 #include "graph/store_load.h"
 
 namespace dgcn {
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Asks for transparent huge pages on a large array about to be filled: 512x
 // fewer page faults while decoding, fewer TLB misses when sampling gathers
@@ -71,7 +68,7 @@ GraphStore assemble_store(const StoreHeader& h, std::vector<Buffer> sections, co
   if (options.validate) {
     const auto t0 = Clock::now();
     s.validate(path, threads);
-    stats.validate_seconds = since(t0);
+    stats.validate_seconds = seconds_since(t0);
   }
   return s;
 }
@@ -124,7 +121,7 @@ GraphStore load_store(const std::string& path, const LoadOptions& options, LoadS
   st.raw_bytes = file.header.raw_bytes();
   GraphStore store = options.mode == LoadMode::kPrivate ? detail::load_private(file, options, threads, st)
                                                         : detail::load_shared(file, options, threads, st);
-  st.seconds = since(t0);
+  st.seconds = seconds_since(t0);
   return store;
 }
 
@@ -157,7 +154,7 @@ VerifyReport verify_store(const std::string& path, int threads) {
     SectionCheck& c = report.sections[refs[fail.frame].section];
     if (c.bad_frames++ == 0) c.first_error = fail.message;
   }
-  report.seconds = since(t0);
+  report.seconds = seconds_since(t0);
   return report;
 }
 

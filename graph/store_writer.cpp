@@ -11,6 +11,7 @@
 #include "base/digest.h"
 #include "base/error.h"
 #include "base/parallel.h"
+#include "base/timing.h"
 #include "graph/store_format.h"
 #include "graph/store_header.h"
 
@@ -188,7 +189,7 @@ SaveResult save_store(const GraphStore& store, const std::string& path, const Sa
   SaveResult result;
   result.file_bytes = h.file_size;
   result.raw_bytes = h.raw_bytes();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.seconds = seconds_since(t0);
   return result;
 }
 

@@ -1,5 +1,6 @@
 // See Note [Asynchronous checkpoints] in checkpoint_writer.h.
 #include "train/checkpoint_writer.h"
+#include "base/timing.h"
 
 #include <chrono>
 #include <utility>
@@ -24,7 +25,7 @@ void CheckpointWriter::wait_idle_locked() {
   if (!has_job_) return;
   const auto start = std::chrono::steady_clock::now();
   while (has_job_) changed_.wait();
-  waited_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  waited_s_ += seconds_since(start);
 }
 
 void CheckpointWriter::save(const CheckpointState& state, std::vector<char> bytes, bool best) {

@@ -19,6 +19,14 @@ std::pair<MetricSums, MetricSums> valid_and_test(Task task, const at::Tensor& lo
           batch_metrics(task, logits.narrow(0, num_valid, num_test), targets.narrow(0, num_valid, num_test))};
 }
 
+// The valid nodes, then the test nodes: one inference pass scores both
+// (their lower layers overlap).
+std::vector<int64_t> valid_then_test(std::span<const int64_t> valid, std::span<const int64_t> test) {
+  std::vector<int64_t> both(valid.begin(), valid.end());
+  both.insert(both.end(), test.begin(), test.end());
+  return both;
+}
+
 }  // namespace
 
 Evaluator::Evaluator(const GraphStore& store, at::Tensor features, const TrainOptions& options,
@@ -40,31 +48,30 @@ std::vector<int64_t> Evaluator::slice(std::span<const int64_t> nodes) const {
   return {nodes.begin() + r.begin, nodes.begin() + r.end};
 }
 
-std::pair<MetricSums, MetricSums> Evaluator::full_neighbour(GcnImpl& model) {
-  // One layer-wise pass for both sets: their lower layers overlap.
-  const std::vector<int64_t> valid = slice(store_.valid_nodes()), test = slice(store_.test_nodes());
-  std::vector<int64_t> both(valid);
-  both.insert(both.end(), test.begin(), test.end());
-  if (both.empty()) return {};
+InferenceOptions Evaluator::inference_options() const {
   InferenceOptions io;
   io.chunk_rows = options_.eval_chunk_rows;
   io.device = options_.device;
-  const at::Tensor logits = full_neighbour_logits(model, store_, features_, both, io);
+  return io;
+}
+
+std::pair<MetricSums, MetricSums> Evaluator::full_neighbour(GcnImpl& model) {
+  const std::vector<int64_t> valid = slice(store_.valid_nodes());
+  const std::vector<int64_t> both = valid_then_test(valid, slice(store_.test_nodes()));
+  if (both.empty()) return {};
+  const at::Tensor logits = full_neighbour_logits(model, store_, features_, both, inference_options());
   return valid_and_test(store_.task, logits, targets_of(store_, both), static_cast<int64_t>(valid.size()));
 }
 
 std::pair<MetricSums, MetricSums> Evaluator::over_parts(GcnImpl& model) {
   // Each rank scores the valid and test nodes its part owns (collective:
   // every rank runs the inference, with or without nodes of its own).
-  const auto valid = store_.valid_nodes(), test = store_.test_nodes();
-  std::vector<int64_t> both(valid.begin(), valid.end());
-  both.insert(both.end(), test.begin(), test.end());
-  InferenceOptions io;
-  io.chunk_rows = options_.eval_chunk_rows;
-  io.device = options_.device;
-  const at::Tensor logits = partitioned_full_neighbour_outputs(model, store_, *partitioned_->map,
-                                                               *partitioned_->main, features_, both, io, 0)
-                                .logits;
+  const auto valid = store_.valid_nodes();
+  const std::vector<int64_t> both = valid_then_test(valid, store_.test_nodes());
+  const at::Tensor logits =
+      partitioned_full_neighbour_outputs(model, store_, *partitioned_->map, *partitioned_->main, features_,
+                                         both, inference_options(), 0)
+          .logits;
   std::vector<int64_t> rows;
   rows.reserve(both.size());
   for (int64_t v : both) rows.push_back(partitioned_->map->row(v));

@@ -22,6 +22,7 @@
 
 #include "graph/graph_store.h"
 #include "models/gcn.h"
+#include "models/inference.h"
 #include "models/metrics.h"
 #include "sampling/loader.h"
 #include "train/train_options.h"
@@ -44,6 +45,7 @@ class Evaluator {
 
  private:
   std::vector<int64_t> slice(std::span<const int64_t> nodes) const;
+  InferenceOptions inference_options() const;
   std::pair<MetricSums, MetricSums> full_neighbour(GcnImpl& model);
   std::pair<MetricSums, MetricSums> over_parts(GcnImpl& model);
   MetricSums sampled(GcnImpl& model, std::span<const int64_t> nodes);

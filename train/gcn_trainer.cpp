@@ -227,7 +227,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
       epoch_sums_ = sums;
       after_batch(r.batches, num_batches);  // e.g. an in-epoch checkpoint: its time counts as other
     }
-    if (progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 2.0) {
+    if (progress && seconds_since(last_progress) >= 2.0) {
       progress(r.batches, num_batches);
       last_progress = Clock::now();
     }

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "base/digest.h"
+#include "base/timing.h"
 #include "base/version.h"
 #include "distributed/ddp.h"
 #include "distributed/shard.h"
@@ -125,7 +126,7 @@ class MnistEpochTask final : public EpochTask {
       loss_sum += loss.detach().to(torch::kDouble);
       ++batches;
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = seconds_since(start);
     train_seconds_ += seconds;
     auto loss_totals = group_.sum({loss_sum.item<double>(), static_cast<double>(batches)});
 

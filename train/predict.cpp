@@ -129,9 +129,8 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
 
   // The inputs as training saw them.
   GraphStore inputs = store;
-  if (field<bool>(config, "model", "normalize_features", what)) {
-    inputs.features = normalized_features(store, compute_threads);
-  }
+  inputs.features =
+      input_features(store, field<bool>(config, "model", "normalize_features", what), compute_threads);
   const at::Tensor features = torch::from_blob(const_cast<float*>(inputs.features.as<float>().data()),
                                                {store.num_nodes(), store.num_features}, torch::kFloat);
 

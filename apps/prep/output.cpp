@@ -9,6 +9,7 @@
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
+#include "base/timing.h"
 #include "graph/reorder.h"
 #include "graph/store_format.h"
 
@@ -85,7 +86,7 @@ void write_output(GraphStore store, const OutputOptions& o) {
   save.progress = [](const std::string& line) { spdlog::info("{}", line); };
   const SaveResult r = save_store(store, o.out, save);
 
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = seconds_since(t0);
   nlohmann::json j = {{"path", o.out},
                       {"bytes", r.file_bytes},
                       {"raw_bytes", r.raw_bytes},

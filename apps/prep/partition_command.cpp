@@ -13,6 +13,7 @@
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
 #include "base/parallel.h"
+#include "base/timing.h"
 #include "graph/store_format.h"
 #include "graph/store_header.h"
 #include "partition/partition_files.h"
@@ -50,7 +51,7 @@ void run_partition(const PartitionCommandOptions& o) {
   w.source_path = o.file;
   w.progress = [](const std::string& line) { spdlog::info("{}", line); };
   const WritePartitionResult r = write_partition(whole, o.out, w);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = seconds_since(t0);
   const nlohmann::json j = {{"path", o.out},
                             {"parts", r.manifest.parts},
                             {"method", r.manifest.method},

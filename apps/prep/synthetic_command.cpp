@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "apps/prep/prep.h"
+#include "base/timing.h"
 #include "datasets/synthetic.h"
 
 namespace dgcn::prep {
@@ -99,8 +100,7 @@ void register_synthetic(CLI::App& app) {
     apply(o.test_fraction, spec.test_fraction);
     const auto t0 = std::chrono::steady_clock::now();
     GraphStore store = generate_synthetic(spec, state->output.threads);
-    spdlog::info("synthetic: generated in {:.2f} s",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    spdlog::info("synthetic: generated in {:.2f} s", seconds_since(t0));
     write_output(std::move(store), state->output);
   });
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/timing.h"
 #include "fixtures.h"
 #include "json_output.h"
 #include "partition/partition_files.h"
@@ -136,7 +137,7 @@ TEST_F(DgcnTrainPartitioned, ABadPartStopsEveryRankNamingTheRank) {
             "--nproc-per-node " +
             std::to_string(ranks),
         scratch_);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = seconds_since(t0);
     EXPECT_LT(seconds, 20) << "no rank waited for the collective timeout";
     return r;
   };

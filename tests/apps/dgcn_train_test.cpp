@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/timing.h"
 #include "distributed/launcher.h"
 #include "fixtures.h"
 #include "graph/store_format.h"
@@ -206,7 +207,7 @@ TEST_F(DgcnTrain, AKilledRankStopsTheJobNamingTheRank) {
   const auto killed = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(victim, SIGKILL), 0);
   const int exit_code = testing::wait_exit_code(launcher);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const double seconds = seconds_since(killed);
   const std::string log = testing::read_text(err);
   EXPECT_EQ(exit_code, 128 + 9) << log;
   EXPECT_NE(log.find("rank 1 (pid " + std::to_string(victim) + ")"), std::string::npos) << log;
@@ -381,7 +382,7 @@ TEST_F(DgcnTrain, NodesReadingDifferentCopiesOfTheStoreStopNamingTheDigest) {
                   common + " --data " + other_path + " --node-rank 1 >" + n1 + ".out 2>" + n1 +
                   ".err; echo $? >" + n1 + ".rc) & wait",
               scratch_);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = seconds_since(start);
   for (const std::string& node : {n0, n1}) {
     const std::string err = testing::read_text(node + ".err");
     EXPECT_NE(testing::read_text(node + ".rc"), "0\n") << err;

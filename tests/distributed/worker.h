@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/timing.h"
 #include "distributed/launcher.h"
 #include "run_command.h"
 
@@ -47,7 +48,7 @@ inline WorkerRun run_worker(int nproc, std::vector<std::string> args, const Scra
   auto start = std::chrono::steady_clock::now();
   WorkerRun run;
   run.launch = run_local_ranks(options, argv);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.seconds = seconds_since(start);
   for (int r = 0; r < nproc; ++r) {
     std::string path = out.file("rank" + std::to_string(r) + ".json");
     run.ranks.push_back(std::filesystem::exists(path) ? nlohmann::json::parse(std::ifstream(path))
