@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/cli/cli.h"
+#include "apps/cli/torch_cli.h"
 #include "bench/ddp_bench.h"
 #include "distributed/launcher.h"
 #include "distributed/rank_env.h"
@@ -41,16 +42,14 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "Untimed steps before each mode")->check(dgcn::cli::kNonNegative);
   dgcn::add_launch_flags(app, launch);
   if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
-  try {
-    if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
-    const dgcn::RankEnv env = dgcn::rank_env_from_process();
-    const nlohmann::json result = dgcn::run_ddp_bench(env, launch.timeout, o);
-    if (env.rank == 0) std::cout << result.dump() << std::endl;
-    return 0;
-  } catch (const c10::Error& e) {
-    spdlog::error("{}", e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-  }
-  return 1;
+  return dgcn::cli::run_main(
+      "dgcn-ddp-bench",
+      [&] {
+        if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
+        const dgcn::RankEnv env = dgcn::rank_env_from_process();
+        const nlohmann::json result = dgcn::run_ddp_bench(env, launch.timeout, o);
+        if (env.rank == 0) std::cout << result.dump() << std::endl;
+        return 0;
+      },
+      dgcn::cli::torch_message);
 }

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "apps/cli/cli.h"
+#include "apps/cli/torch_cli.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "datasets/mnist_idx.h"
@@ -48,65 +49,50 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
   add_launch_flags(app, launch);
   if (auto code = cli::parse(app, argc, argv)) return *code;
-  if (options.resume && options.checkpoint_dir.empty()) {
-    spdlog::error("--resume needs --checkpoint DIR (the folder to resume from)");
-    return cli::kUsageError;
-  }
   options.data_path = data_dir;
 
-  try {
-    if (auto code = launch_if_requested(launch, argc, argv)) return *code;
-    remove_temporary_files_on_signals();  // a rank, not the launcher
-    RankEnv env = rank_env_from_process();
-    spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
-    const int gpu = cli::device_index(device_name, env.local_rank);
-    DGCN_CHECK(gpu < 0 || device_name == "cuda" || env.local_world_size == 1,
-               "--device {}: one GPU for {} ranks on this node; use --device cuda", device_name,
-               env.local_world_size);
-    c10::Device device =
-        gpu >= 0 ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpu)) : c10::Device(c10::kCPU);
-    resume_after_restart(env, options.checkpoint_dir, options.resume);  // Note [Restarts]
-    if (!options.checkpoint_dir.empty() && !options.resume && env.rank == 0) {
-      cli::check_output_folder("--checkpoint", options.checkpoint_dir);
-    }
-    CommBackend comm;
-    try {
-      comm = parse_backend(backend, device);
-    } catch (const c10::Error& e) {
-      throw Error(fmt::format("--backend {}: {}", backend, e.what_without_backtrace()));
-    }
-    auto group = ProcessGroup::create(env, {comm, launch.timeout});
-    spdlog::info("{} over {}; reading {}", env.describe(), backend_name(group->backend()), data_dir);
-    MnistData data = read_mnist_dir(data_dir);
+  return cli::run_main(
+      "dgcn-mnist",
+      [&] {
+        if (options.resume && options.checkpoint_dir.empty())
+          throw cli::UsageError("--resume needs --checkpoint DIR (the folder to resume from)");
+        if (auto code = launch_if_requested(launch, argc, argv)) return *code;
+        remove_temporary_files_on_signals();  // a rank, not the launcher
+        RankEnv env = rank_env_from_process();
+        spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
+        const c10::Device device = cli::device_for_rank(device_name, env, /*sparse=*/false);
+        resume_after_restart(env, options.checkpoint_dir, options.resume);  // Note [Restarts]
+        if (!options.checkpoint_dir.empty() && !options.resume && env.rank == 0) {
+          cli::check_output_folder("--checkpoint", options.checkpoint_dir);
+        }
+        auto group = ProcessGroup::create(env, {cli::backend_flag(backend, device), launch.timeout});
+        spdlog::info("{} over {}; reading {}", env.describe(), backend_name(group->backend()), data_dir);
+        MnistData data = read_mnist_dir(data_dir);
 
-    MnistSummary summary = train_mnist(data, options, *group, [&](const MnistEpoch& e) {
-      if (group->rank() != 0) return;
-      nlohmann::json line = {{"epoch", e.epoch},
-                             {"loss", e.loss},
-                             {"test_acc", e.test_acc},
-                             {"test_loss", e.test_loss},
-                             {"seconds", e.seconds}};
-      std::cout << line.dump() << std::endl;
-    });
-    group->shutdown();
-    if (env.rank == 0) {
-      nlohmann::json line = {{"summary", "dgcn-mnist"},
-                             {"world_size", env.world_size},
-                             {"backend", backend_name(group->backend())},
-                             {"data", data_dir},
-                             {"first_epoch", summary.first_epoch},
-                             {"epochs", summary.epochs},
-                             {"test_acc", summary.test_acc},
-                             {"param_digest", summary.param_digest},
-                             {"train_seconds", summary.train_seconds},
-                             {"config", summary.config}};
-      std::cout << line.dump() << std::endl;
-    }
-    return 0;
-  } catch (const c10::Error& e) {
-    spdlog::error("{}", e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-  }
-  return 1;
+        MnistSummary summary = train_mnist(data, options, *group, [&](const MnistEpoch& e) {
+          if (group->rank() != 0) return;
+          nlohmann::json line = {{"epoch", e.epoch},
+                                 {"loss", e.loss},
+                                 {"test_acc", e.test_acc},
+                                 {"test_loss", e.test_loss},
+                                 {"seconds", e.seconds}};
+          std::cout << line.dump() << std::endl;
+        });
+        group->shutdown();
+        if (env.rank == 0) {
+          nlohmann::json line = {{"summary", "dgcn-mnist"},
+                                 {"world_size", env.world_size},
+                                 {"backend", backend_name(group->backend())},
+                                 {"data", data_dir},
+                                 {"first_epoch", summary.first_epoch},
+                                 {"epochs", summary.epochs},
+                                 {"test_acc", summary.test_acc},
+                                 {"param_digest", summary.param_digest},
+                                 {"train_seconds", summary.train_seconds},
+                                 {"config", summary.config}};
+          std::cout << line.dump() << std::endl;
+        }
+        return 0;
+      },
+      cli::torch_message);
 }

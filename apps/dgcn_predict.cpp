@@ -1,30 +1,24 @@
 // dgcn-predict: predictions and embeddings of a trained checkpoint as .npy
 // files (train/predict.h), on 1..N ranks like dgcn-train. The checkpoint says
 // what the model is; no model flags. One JSON summary on stdout.
-#include <c10/util/Exception.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
-#include <torch/cuda.h>
 
-#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "apps/cli/cli.h"
+#include "apps/cli/torch_cli.h"
 #include "base/atomic_file.h"
-#include "base/error.h"
-#include "base/parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
-#include "graph/store_format.h"
-#include "models/spmm.h"
-#include "partition/partition_files.h"
 #include "train/omp_waits.h"
+#include "train/open_data.h"
 #include "train/predict.h"
+#include "train/process_settings.h"
 
 int main(int argc, char** argv) {
   dgcn::reexec_with_passive_omp_waits(argv);  // Note [Passive OpenMP waits]
@@ -42,7 +36,11 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", o.checkpoint,
                  "A checkpoint file, or dgcn-train's --checkpoint folder (its best.pt, else its newest)")
       ->required();
-  app.add_option("--data", data, "The graph store (.gcn) to predict on")->required();
+  app.add_option(
+         "--data", data,
+         "The graph store (.gcn) to predict on, or a partitioned graph's folder (the whole store it was "
+         "made from is read)")
+      ->required();
   app.add_option("--out", o.out, "PREFIX of the files written (PREFIX.class.npy, ...)")->required();
   app.add_option("--nodes", o.nodes,
                  "Which nodes: all, train, valid, test, or FILE.npy holding source-dataset node ids");
@@ -66,53 +64,35 @@ int main(int argc, char** argv) {
     if (e == what.size()) break;
     b = e + 1;
   }
-  for (const std::string& w : o.what) {
-    if (w != "class" && w != "probs" && w != "logits" && w != "embeddings") {
-      std::cerr << "--what: '" << w << "' is not an output; choose from class, probs, logits, embeddings\n";
-      return dgcn::cli::kUsageError;
-    }
-  }
-  try {
-    if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
-    dgcn::remove_temporary_files_on_signals();
-    const dgcn::RankEnv env = dgcn::rank_env_from_process();
-    if (env.world_size > 1) spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
-    if (env.rank == 0) dgcn::cli::check_output_file("--out", o.out + ".node_ids.npy");
-    if (threads == 0) threads = std::max(1, dgcn::default_num_threads() / env.local_world_size);
-    at::set_num_threads(threads);
-    const int gpu = dgcn::cli::device_index(device, env.local_rank);
-    if (gpu >= 0) {
-      DGCN_CHECK(torch::cuda::is_available() && dgcn::spmm_has_cuda(),
-                 "--device {}: needs a GPU and a build against a CUDA LibTorch", device);
-      o.device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(gpu));
-    }
-    dgcn::CommBackend comm;
-    try {
-      comm = dgcn::parse_backend(backend, o.device);
-    } catch (const c10::Error& e) {
-      throw dgcn::Error(fmt::format("--backend {}: {}", backend, e.what_without_backtrace()));
-    }
-    auto group = dgcn::ProcessGroup::create(env, {comm, launch.timeout});
-    dgcn::LoadOptions load;
-    load.threads = threads;
-    DGCN_CHECK(!dgcn::is_partition_dir(data),
-               "--data {} is a partitioned graph; dgcn-predict reads the whole store it was made from ({}), "
-               "which has "
-               "the same digest, so a checkpoint of a partitioned run fits it",
-               data, dgcn::read_partition_manifest(data).source_path);
-    const dgcn::GraphStore store = dgcn::load_store(data, load);
-    DGCN_CHECK(!store.part.is_part(),
-               "--data {} is part {} of {} of a partitioned graph; dgcn-predict reads the whole store it was "
-               "made from",
-               data, store.part.index, store.part.count);
-    const nlohmann::json summary = dgcn::predict(store, o, *group, threads);
-    group->shutdown();
-    if (env.rank == 0) std::cout << summary.dump() << std::endl;
-    return 0;
-  } catch (const c10::Error& e) {
-    std::cerr << "dgcn-predict: " << e.what_without_backtrace() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "dgcn-predict: " << e.what() << "\n";
-  }
-  return 1;
+  return dgcn::cli::run_main(
+      "dgcn-predict",
+      [&] {
+        for (const std::string& w : o.what) {
+          if (w != "class" && w != "probs" && w != "logits" && w != "embeddings") {
+            throw dgcn::cli::UsageError(fmt::format(
+                "--what: '{}' is not an output; choose from class, probs, logits, embeddings", w));
+          }
+        }
+        if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
+        dgcn::remove_temporary_files_on_signals();
+        const dgcn::RankEnv env = dgcn::rank_env_from_process();
+        if (env.world_size > 1)
+          spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
+        if (env.rank == 0) dgcn::cli::check_output_file("--out", o.out + ".node_ids.npy");
+        threads = dgcn::resolve_threads(threads, env.local_world_size);
+        dgcn::apply_process_settings({.threads = threads});
+        o.device = dgcn::cli::device_for_rank(device, env);
+        auto group =
+            dgcn::ProcessGroup::create(env, {dgcn::cli::backend_flag(backend, o.device), launch.timeout});
+        dgcn::DataSource source;
+        source.path = data;
+        source.load = dgcn::LoadPolicy::kPrivate;
+        const dgcn::OpenedData opened =
+            dgcn::open_data(source, *group, {.threads = threads, .use = dgcn::DataUse::kWholeGraph});
+        const nlohmann::json summary = dgcn::predict(opened.store, o, *group, threads);
+        group->shutdown();
+        if (env.rank == 0) std::cout << summary.dump() << std::endl;
+        return 0;
+      },
+      dgcn::cli::torch_message);
 }

@@ -38,20 +38,20 @@ int main(int argc, char** argv) {
   dgcn::prep::register_edgelist(app);
   dgcn::prep::register_synthetic(app);
 
-  try {
-    app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
-  } catch (const CLI::ParseError& e) {
-    return dgcn::cli::exit_status(app, e);  // --help is 0; a usage error is 2
-  } catch (const dgcn::Error& e) {
-    // The readers name their arguments; these are the flags that set them.
-    const std::string message = dgcn::cli::with_flag_names(
-        e.what(),
-        {{"num_classes", "--num-classes"}, {"num_nodes", "--num-nodes"}, {"split spec", "--split"}});
-    std::fprintf(stderr, "dgcn-prep: error: %s\n", message.c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dgcn-prep: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return dgcn::cli::run_main(
+      "dgcn-prep",
+      [&] {
+        try {
+          app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
+        } catch (const CLI::ParseError& e) {
+          return dgcn::cli::exit_status(app, e);  // --help is 0; a usage error is 2
+        }
+        return 0;
+      },
+      // The readers name their arguments; these are the flags that set them.
+      [](const std::exception& e) {
+        return dgcn::cli::with_flag_names(
+            e.what(),
+            {{"num_classes", "--num-classes"}, {"num_nodes", "--num-nodes"}, {"split spec", "--split"}});
+      });
 }

@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
   app.add_option("--limit-seconds", o.limit_seconds, "seconds per random-access-limit measurement")
       ->check(dgcn::cli::kPositive);
 
-  try {
-    app.parse(argc, argv);
+  if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
+  return dgcn::cli::run_main("dgcn-sampler-bench", [&] {
     spdlog::info("loading {}", data);
     dgcn::LoadStats load_stats;
     dgcn::GraphStore store = dgcn::load_store(data, {}, &load_stats);
@@ -56,11 +56,6 @@ int main(int argc, char** argv) {
     nlohmann::json result = dgcn::run_sampler_bench(store, o, data);
     std::cerr << dgcn::sampler_bench_table(result);
     std::cout << result.dump() << std::endl;
-  } catch (const CLI::ParseError& e) {
-    return dgcn::cli::exit_status(app, e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dgcn-sampler-bench: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

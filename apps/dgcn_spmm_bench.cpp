@@ -39,18 +39,14 @@ int main(int argc, char** argv) {
   if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
   // stdout carries the JSON result only; logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-spmm-bench"));
-  if (o.batch.new_fraction.size() != o.batch.fanouts.size()) {
-    std::cerr << "dgcn-spmm-bench: --new-fraction needs one value per fanout of --num-neighbors ("
-              << o.batch.fanouts.size() << ")\n";
-    return dgcn::cli::kUsageError;
-  }
-  try {
+  return dgcn::cli::run_main("dgcn-spmm-bench", [&] {
+    if (o.batch.new_fraction.size() != o.batch.fanouts.size()) {
+      throw dgcn::cli::UsageError(fmt::format(
+          "--new-fraction needs one value per fanout of --num-neighbors ({})", o.batch.fanouts.size()));
+    }
     dgcn::install_caching_cpu_allocator(size_t{4} << 30);
     const nlohmann::json out = dgcn::run_spmm_bench(o);
     std::cout << out.dump() << std::endl;
     return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "dgcn-spmm-bench: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -24,9 +24,11 @@ class ScratchDir {
   std::string file(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
   const std::string& path() const { return path_; }
   // Names of the entries in the directory, sorted.
-  std::vector<std::string> entries() const {
+  std::vector<std::string> entries() const { return entries_of(path_); }
+  // ... of any folder.
+  static std::vector<std::string> entries_of(const std::string& folder) {
     std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(path_))
+    for (const auto& e : std::filesystem::directory_iterator(folder))
       out.push_back(e.path().filename().string());
     std::sort(out.begin(), out.end());
     return out;

@@ -276,6 +276,23 @@ std::optional<std::string> newest_checkpoint(const std::string& dir) {
   return found.rbegin()->second.string();
 }
 
+std::vector<std::string> checkpoint_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& [epochs, path] : checkpoints_in(dir)) out.push_back(path.string());
+  std::error_code ec;
+  const fs::path best = fs::path(dir) / kBestCheckpoint;
+  if (fs::is_regular_file(best, ec)) out.push_back(best.string());
+  return out;
+}
+
+void remove_checkpoints(const std::string& dir) {
+  for (const std::string& file : checkpoint_files(dir)) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    TORCH_CHECK(!ec, "checkpoints ", dir, ": cannot remove ", file, ": ", ec.message());
+  }
+}
+
 std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, ProcessGroup& group,
                                                 bool prefer_best) {
   // Rank 0 tells the others what it found before the bytes: a size, or one of these.

@@ -95,6 +95,12 @@ std::string save_checkpoint(const std::string& dir, const torch::nn::Module& mod
 // nullopt when there is none (or `dir` does not exist).
 std::optional<std::string> newest_checkpoint(const std::string& dir);
 
+// Every checkpoint file of `dir` (numbered ones and best.pt), oldest first;
+// empty when there is none. A fresh run refuses a folder where this is not
+// empty unless told to replace them (remove_checkpoints).
+std::vector<std::string> checkpoint_files(const std::string& dir);
+void remove_checkpoints(const std::string& dir);
+
 // A checkpoint's bytes and header, read but not yet applied to a model, so
 // the caller can check its configuration first.
 struct LoadedCheckpoint {

@@ -63,6 +63,10 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
       const CheckpointState& state = checkpoint->state;
       TORCH_CHECK(state.batch == 0 || task.resumes_inside_epochs(), "resume: ", checkpoint->what,
                   " was written inside an epoch, which this training cannot resume");
+      TORCH_CHECK(state.epoch <= options.epochs, "resume: ", checkpoint->what, " has finished epoch ",
+                  state.epoch, ", past the ", options.epochs,
+                  " epochs this run asks for; nothing is left to train (ask for ", state.epoch + 1,
+                  " epochs or more to go on, or ", state.epoch, " to evaluate it)");
       restore_checkpoint(*checkpoint, task.module(), &task.optimizer());
       out.epochs_before = state.epoch;
       task.restore_progress(state.epoch, state.extra);

@@ -71,7 +71,6 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
   if (!partitioned) impl_->seeds = TrainingSeeds::of_store(store, shard);
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
              "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
-  if (o.compute_threads > 0) at::set_num_threads(o.compute_threads);
   torch::manual_seed(o.seed);
   GcnOptions g;
   g.in_features = store_.num_features;

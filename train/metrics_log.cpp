@@ -55,11 +55,23 @@ MetricsLog::MetricsLog(std::string path, int64_t keep_through_epoch) : path_(std
 void MetricsLog::write(const nlohmann::json& line) {
   if (!fd_) return;
   const std::string text = line.dump() + "\n";
+  // A line is written whole or not at all: a failed write (a full disk) cuts
+  // the file back to where this line began, so every reader, and a resumed
+  // run, sees complete JSON lines only.
+  const off_t begin = ::lseek(fd_.get(), 0, SEEK_END);
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd_.get(), text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    DGCN_CHECK(n > 0, "metrics {}: write failed: {}", path_, n < 0 ? std::strerror(errno) : "no progress");
+    if (n <= 0) {
+      const std::string why = n < 0 ? std::strerror(errno) : "no progress";
+      if (begin >= 0 && ::ftruncate(fd_.get(), begin) != 0) {
+        throw Error(fmt::format("metrics {}: write failed: {}; cutting back the partial line failed too: {}",
+                                path_, why, std::strerror(errno)));
+      }
+      throw Error(
+          fmt::format("metrics {}: write failed: {} (the file keeps its complete lines)", path_, why));
+    }
     done += static_cast<size_t>(n);
   }
 }

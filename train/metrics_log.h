@@ -32,9 +32,8 @@ class MetricsLog {
   // dgcn::Error naming the file.
   MetricsLog(std::string path, int64_t keep_through_epoch);
 
-  // Appends `line` and a newline with one write(2); throws dgcn::Error on
-  // any failure, leaving at most a partial last line that the next open of
-  // a resumed run drops.
+  // Appends `line` and a newline; throws dgcn::Error on any failure after
+  // cutting the file back to where the line began (whole lines only).
   void write(const nlohmann::json& line);
   const std::string& path() const { return path_; }
 

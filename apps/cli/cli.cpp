@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <iostream>
@@ -39,6 +40,81 @@ void check_writable_folder(const std::string& flag, const std::string& path, con
              folder);
 }
 
+void check_output_file_or_throw(const std::string& flag, const std::string& path) {
+  DGCN_CHECK(!path.empty(), "{}: the path is empty", flag);
+  std::error_code ec;
+  DGCN_CHECK(!fs::is_directory(path, ec), "{} {}: is a folder, expected a file name", flag, path);
+  check_writable_folder(flag, path, folder_of(path));
+  DGCN_CHECK(!fs::exists(path, ec) || ::access(path.c_str(), W_OK) == 0, "{} {}: the file is not writable",
+             flag, path);
+}
+
+void check_output_folder_or_throw(const std::string& flag, const std::string& path) {
+  DGCN_CHECK(!path.empty(), "{}: the path is empty", flag);
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    DGCN_CHECK(fs::is_directory(path, ec), "{} {}: exists and is not a folder", flag, path);
+    check_writable_folder(flag, path, path);
+    return;
+  }
+  fs::path p(path);
+  if (!p.has_filename()) p = p.parent_path();  // "ckpt/" names the folder "ckpt"
+  check_writable_folder(flag, path, folder_of(p.string()));
+}
+
+// Runs a check of an output path; its dgcn::Error becomes a UsageError.
+template <class F>
+void as_usage_error(F&& check) {
+  try {
+    check();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// Edit distance between two flag names (insertions, deletions, substitutions).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean --num-neighbors?" for a mistyped flag close to one the
+// (sub)command takes, else "".
+std::string did_you_mean(CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return "";
+  CLI::App* target = &app;
+  while (!target->get_subcommands().empty()) target = target->get_subcommands().front();
+  const std::string message = e.what();
+  std::string out;
+  for (size_t at = message.find("--"); at != std::string::npos; at = message.find("--", at + 2)) {
+    const size_t end = message.find_first_of(" =,", at);
+    const std::string typed =
+        message.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
+    std::string best;
+    size_t best_distance = std::max<size_t>(2, typed.size() / 4) + 1;
+    for (const CLI::Option* option : target->get_options()) {
+      for (const std::string& name : option->get_lnames()) {
+        const size_t d = edit_distance(typed, name);
+        if (d < best_distance) best_distance = d, best = name;
+      }
+    }
+    if (!best.empty()) out += "; did you mean --" + best + "?";
+  }
+  return out;
+}
+
 }  // namespace
 
 const CLI::Validator kPositive = number_check(
@@ -47,6 +123,7 @@ const CLI::Validator kNonNegative = number_check(
     ">= 0", [](double v) { return v >= 0; }, "must be >= 0");
 
 void setup(CLI::App& app, const std::string& binary) {
+  app.name(binary);
   app.set_version_flag(
       "--version", binary + " " + dgcn_version() + "\n" + build_description(),
       "Print the version, the LibTorch and whether CUDA, cuSPARSE and NCCL are compiled in, and exit");
@@ -56,8 +133,11 @@ void setup(CLI::App& app, const std::string& binary) {
 }
 
 int exit_status(CLI::App& app, const CLI::ParseError& e) {
-  const int code = app.exit(e);  // prints help, version or the error with "Run with --help"
-  return code == 0 ? 0 : kUsageError;
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  const std::string binary = app.get_name().empty() ? "dgcn" : app.get_name();
+  std::cerr << binary << ": error: " << e.what() << did_you_mean(app, e) << " (" << binary
+            << " --help lists the flags)\n";
+  return kUsageError;
 }
 
 std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
@@ -138,26 +218,47 @@ int device_index(const std::string& device, int default_cuda) {
   return std::stoi(device.substr(5));
 }
 
+std::string plain_message(const std::exception& e) {
+  return e.what();
+}
+
+namespace {
+
+// One write(2) per error line, so the lines of ranks sharing a terminal or a
+// pipe never interleave.
+void print_error(const std::string& binary, const std::string& what) {
+  const std::string line = binary + ": error: " + what + "\n";
+  std::cerr.flush();
+  for (size_t done = 0; done < line.size();) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+int run_main(const std::string& binary, const std::function<int()>& body, MessageOf message) {
+  try {
+    return body();
+  } catch (const CLI::ParseError& e) {
+    print_error(binary, e.what());
+    return kUsageError;
+  } catch (const UsageError& e) {
+    print_error(binary, message(e));
+    return kUsageError;
+  } catch (const std::exception& e) {
+    print_error(binary, message(e));
+    return 1;
+  }
+}
+
 void check_output_file(const std::string& flag, const std::string& path) {
-  DGCN_CHECK(!path.empty(), "{}: the path is empty", flag);
-  std::error_code ec;
-  DGCN_CHECK(!fs::is_directory(path, ec), "{} {}: is a folder, expected a file name", flag, path);
-  check_writable_folder(flag, path, folder_of(path));
-  DGCN_CHECK(!fs::exists(path, ec) || ::access(path.c_str(), W_OK) == 0, "{} {}: the file is not writable",
-             flag, path);
+  as_usage_error([&] { check_output_file_or_throw(flag, path); });
 }
 
 void check_output_folder(const std::string& flag, const std::string& path) {
-  DGCN_CHECK(!path.empty(), "{}: the path is empty", flag);
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    DGCN_CHECK(fs::is_directory(path, ec), "{} {}: exists and is not a folder", flag, path);
-    check_writable_folder(flag, path, path);
-    return;
-  }
-  fs::path p(path);
-  if (!p.has_filename()) p = p.parent_path();  // "ckpt/" names the folder "ckpt"
-  check_writable_folder(flag, path, folder_of(p.string()));
+  as_usage_error([&] { check_output_folder_or_throw(flag, path); });
 }
 
 }  // namespace dgcn::cli

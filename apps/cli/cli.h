@@ -13,9 +13,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "base/error.h"
 
 namespace dgcn::cli {
 
@@ -26,6 +30,24 @@ inline constexpr int kUsageError = 2;
 // --version ("<binary> <version>") and defaults captured for --help. Call
 // before adding options (subcommands inherit it).
 void setup(CLI::App& app, const std::string& binary);
+
+// A usage error found after parsing (an output that cannot be written, a
+// combination of flags): main's error ladder exits with kUsageError.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The text of an exception for the user; torch mains pass torch_message
+// (apps/cli/torch_cli.h), which leaves out c10's C++ backtrace.
+using MessageOf = std::string (*)(const std::exception&);
+std::string plain_message(const std::exception& e);
+
+// The one error ladder of every main: runs `body` and returns its status;
+// an exception escaping it is printed once as "<binary>: error: <message>"
+// and ends with kUsageError for a UsageError or CLI11's usage errors, 1 for
+// any other (a failure of the data or the run).
+int run_main(const std::string& binary, const std::function<int()>& body, MessageOf message = plain_message);
 
 // Parses argv: nullopt to go on, else the exit status (0 after --help or
 // --version, kUsageError after printing a usage error to stderr).
@@ -53,7 +75,7 @@ CLI::Option* add_device(CLI::App& app, std::string& device, const std::string& h
 int device_index(const std::string& device, int default_cuda);
 
 // Checks, before any work, that `path` can be written as a file: its folder
-// exists and is writable, and it is not a folder itself. Throws dgcn::Error
+// exists and is writable, and it is not a folder itself. Throws UsageError
 // "<flag> PATH: <why>".
 void check_output_file(const std::string& flag, const std::string& path);
 // The same for a folder that is created when missing (its parent must then

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -48,7 +49,8 @@ void run_partition(const PartitionCommandOptions& o) {
   w.partition.threads = threads;
   w.save.zstd_level = o.zstd_level;
   w.save.threads = threads;
-  w.source_path = o.file;
+  // Absolute, so dgcn-predict finds the whole store from any working folder.
+  w.source_path = std::filesystem::absolute(o.file).string();
   w.progress = [](const std::string& line) { spdlog::info("{}", line); };
   const WritePartitionResult r = write_partition(whole, o.out, w);
   const double seconds = seconds_since(t0);

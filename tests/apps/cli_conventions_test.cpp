@@ -59,12 +59,17 @@ TEST(CliConventions, UsageErrorsExitTwoNamingTheFlagAndWhatIsAccepted) {
       {"dgcn-predict", "--checkpoint c --data d --out o --layer -1", "--layer: '-1' must be >= 0"},
       {"dgcn-prep", "synthetic --preset tiny --out x.gcn --threads -2", "--threads: '-2' must be >= 0"},
       {"dgcn-spmm-bench", "--reps 0", "--reps: '0' must be > 0"},
+      // A mistyped flag gets the nearest one the command takes.
+      {"dgcn-train", "--num-neighbours 15,10", "did you mean --num-neighbors?"},
+      {"dgcn-prep", "synthetic --preset tiny --out x.gcn --thread 2", "did you mean --threads?"},
+      {"dgcn-sampler-bench", "--data /dev/null --batch-sise 5", "did you mean --batch-size?"},
   };
   for (const Case& c : cases) {
     if (!std::filesystem::exists(bin(c.binary))) continue;
     auto r = run_command(bin(c.binary) + " " + c.flags, dir);
     EXPECT_EQ(r.exit_code, 2) << c.binary << " " << c.flags << ": " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.binary << " " << c.flags << ": " << r.err;
+    EXPECT_EQ(r.err.rfind(c.binary + ": error: ", 0), 0u) << "one shape for every binary: " << r.err;
     EXPECT_LT(r.err.size(), 400u) << r.err;
   }
 }

@@ -163,7 +163,8 @@ TEST_F(DgcnMnist, BadInputIsAClearErrorWithExitStatus1AndBadUsage2) {
   EXPECT_EQ(resume.exit_code, 2) << "a usage error";
   EXPECT_NE(resume.err.find("--resume needs --checkpoint"), std::string::npos) << resume.err;
   auto nccl = mnist("--backend nccl");
-  EXPECT_EQ(nccl.exit_code, 1);
+  EXPECT_EQ(nccl.exit_code, 2) << "a usage error";
+  EXPECT_NE(nccl.err.find("dgcn-mnist: error: --backend nccl"), std::string::npos) << nccl.err;
   EXPECT_NE(nccl.err.find("--backend nccl"), std::string::npos) << nccl.err;
   auto negative = mnist("--batch-size -3");
   EXPECT_EQ(negative.exit_code, 2);

@@ -161,9 +161,32 @@ TEST_F(DgcnPredict, IdsAreTheSourceDatasetsAlsoAfterAReordering) {
   for (size_t i = 0; i < wanted.size(); ++i) EXPECT_EQ(f_cls[i], a_cls[static_cast<size_t>(wanted[i])]);
 }
 
+// A partition folder as --data: the whole store it was made from is read,
+// so a partitioned run's checkpoint predicts with the same command.
+TEST_F(DgcnPredict, APartitionFolderPredictsOnTheStoreItWasMadeFrom) {
+  trained();
+  const std::string parts = scratch_.file("parts");
+  WritePartitionOptions partition;
+  partition.partition.method = PartitionMethod::kRandom;
+  partition.source_path = data_;
+  write_partition(load_store(data_), parts, partition);
+  const std::string flags = " --checkpoint " + ckpt_ + " --nodes all --what class,logits --out ";
+  auto whole = predict("--data " + data_ + flags + scratch_.file("w"));
+  auto folder = predict("--data " + parts + flags + scratch_.file("f"));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_NE(folder.err.find("reading the whole store it was made from, " + data_), std::string::npos)
+      << folder.err;
+  for (const char* part : {"node_ids", "class", "logits"}) {
+    EXPECT_EQ(read_text(scratch_.file("w") + "." + part + ".npy"),
+              read_text(scratch_.file("f") + "." + part + ".npy"))
+        << part;
+  }
+}
+
 TEST_F(DgcnPredict, BadInputsAreClearErrorsAndLeaveNothing) {
   trained();
-  // A partitioned graph: dgcn-predict points to the whole store instead.
+  // A part file of a partitioned graph is not the whole graph.
   const std::string parts = scratch_.file("parts");
   WritePartitionOptions partition;
   partition.partition.method = PartitionMethod::kRandom;
@@ -181,16 +204,17 @@ TEST_F(DgcnPredict, BadInputsAreClearErrorsAndLeaveNothing) {
       {base + "--checkpoint " + scratch_.file("nowhere"), "no such file or folder", 1},
       {base + "--checkpoint " + ckpt_ + " --nodes " + scratch_.file("missing.npy"), "missing.npy", 1},
       {"--data " + data_ + " --checkpoint " + ckpt_ + " --out " + scratch_.file("none/x"),
-       "the folder " + scratch_.file("none") + " does not exist", 1},
+       "dgcn-predict: error: --out " + scratch_.file("none/x") + ".node_ids.npy: the folder " +
+           scratch_.file("none") + " does not exist",
+       2},
       {"--data " + scratch_.file("ckpt/best.pt") + " --checkpoint " + ckpt_ + " --out " + scratch_.file("x"),
        "not a .gcn file", 1},
-      {"--data " + parts + " --checkpoint " + ckpt_ + " --out " + scratch_.file("x"),
-       "is a partitioned graph; dgcn-predict reads the whole store it was made from (" + data_ + ")", 1},
       {"--data " + parts + "/part-001.gcn --checkpoint " + ckpt_ + " --out " + scratch_.file("x"),
        "is part 1 of 2 of a partitioned graph", 1},
   };
   for (const Case& c : cases) {
     auto r = predict(c.flags);
+    EXPECT_NE(r.err.find("dgcn-predict: error: "), std::string::npos) << "one shape: " << r.err;
     EXPECT_EQ(r.exit_code, c.status) << c.flags << ": " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.flags << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << c.flags;

@@ -79,7 +79,10 @@ TEST_F(DgcnTrainOutputs, OutputPathsAreCheckedBeforeTraining) {
   };
   for (const Case& c : cases) {
     auto r = train("--epochs 1 " + c.flags);
-    EXPECT_EQ(r.exit_code, 1) << c.flags;
+    // An output that cannot be written is a usage error; a folder to resume
+    // from that is not there fails the run.
+    EXPECT_EQ(r.exit_code, c.flags.find("--resume") == std::string::npos ? 2 : 1) << c.flags;
+    EXPECT_NE(r.err.find("dgcn-train: error: "), std::string::npos) << "one shape: " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.flags << ": " << r.err;
     EXPECT_EQ(r.err.find("epoch   1"), std::string::npos) << "no training before the check: " << r.err;
   }
@@ -159,6 +162,46 @@ TEST_F(DgcnTrainOutputs, AResumeOfAnotherRunIsAnErrorNamingEveryFieldAndBothValu
   EXPECT_NE(lr.err.find("changed since the checkpoint: optimizer.lr was 0.02, this run has 0.01"),
             std::string::npos)
       << lr.err;
+}
+
+// A fresh run into a folder that holds another run's checkpoints would
+// overwrite its best.pt and leave its later checkpoints for a --resume to
+// pick: refused, naming the way on; --overwrite-checkpoints replaces them.
+TEST_F(DgcnTrainOutputs, AFreshRunRefusesAFolderOfAnotherRunsCheckpoints) {
+  const std::string ckpt = scratch_.file("ckpt");
+  ASSERT_EQ(train("--epochs 3 --checkpoint " + ckpt).exit_code, 0);
+  const auto before = testing::ScratchDir::entries_of(ckpt);
+  auto r = train("--epochs 1 --seed 2 --checkpoint " + ckpt);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("dgcn-train: error: --checkpoint " + ckpt + " holds another run's checkpoints"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("add --resume to continue that run"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::ScratchDir::entries_of(ckpt), before) << "nothing of the old run is touched";
+  auto o = train("--epochs 1 --seed 2 --checkpoint " + ckpt + " --overwrite-checkpoints");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(testing::ScratchDir::entries_of(ckpt),
+            (std::vector<std::string>{"best.pt", "checkpoint-000001.pt"}));
+}
+
+// --epochs below what the checkpoint has done leaves nothing to train.
+TEST_F(DgcnTrainOutputs, AResumeWithFewerEpochsThanDoneIsAnError) {
+  const std::string ckpt = scratch_.file("ckpt");
+  ASSERT_EQ(train("--epochs 3 --checkpoint " + ckpt).exit_code, 0);
+  auto r = train("--epochs 2 --checkpoint " + ckpt + " --resume");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("has finished epoch 3, past the 2 epochs this run asks for; nothing is left to train"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(train("--epochs 3 --checkpoint " + ckpt + " --resume").exit_code, 0) << "equal: evaluates it";
+}
+
+// Two sources of data are a usage error, not a silent choice.
+TEST_F(DgcnTrainOutputs, APresetAndDataTogetherAreAUsageError) {
+  auto r = train("--epochs 1 --preset tiny");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("dgcn-train: error: --data excludes --preset"), std::string::npos) << r.err;
 }
 
 TEST(DgcnTrainLabels, UnlabelledNodesCountNowhere) {

@@ -151,7 +151,7 @@ TEST_F(DgcnTrainPartitioned, ABadPartStopsEveryRankNamingTheRank) {
     EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
     // Both ranks say it, rank 0 (whose part is fine) too, unless the
     // launcher stopped it first: at least the failing rank's line.
-    const std::string line = "dgcn-train: loading the partitioned graph failed on rank 1: ";
+    const std::string line = "dgcn-train: error: loading the partitioned graph failed on rank 1: ";
     size_t count = 0;
     for (size_t at = r.err.find(line); at != std::string::npos; at = r.err.find(line, at + 1)) ++count;
     EXPECT_GE(count, 1u) << r.err;
@@ -179,7 +179,7 @@ TEST_F(DgcnTrainPartitioned, ABadPartStopsEveryRankNamingTheRank) {
 
 TEST_F(DgcnTrainPartitioned, OptionsThatDoNotFitAreClearErrors) {
   auto r = train("--seeds local --epochs 1");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2) << "a usage error";
   EXPECT_NE(r.err.find("--seeds local: seeds are chosen per rank on a partitioned graph"), std::string::npos)
       << r.err;
   const std::string dir = partition("parts", 1, PartitionMethod::kRandom);

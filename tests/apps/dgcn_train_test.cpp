@@ -438,7 +438,7 @@ TEST_F(DgcnTrain, BadDistributedOptionsAreClearErrors) {
   EXPECT_EQ(resume.exit_code, 2) << "a usage error";
   EXPECT_NE(resume.err.find("--resume needs --checkpoint"), std::string::npos) << resume.err;
   auto nccl = train("--backend nccl --nproc-per-node 2");
-  EXPECT_EQ(nccl.exit_code, 1);
+  EXPECT_EQ(nccl.exit_code, 2) << "a usage error";
   EXPECT_NE(nccl.err.find("--backend nccl"), std::string::npos) << nccl.err;
 }
 
