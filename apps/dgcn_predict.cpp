@@ -21,7 +21,7 @@
 #include "train/process_settings.h"
 
 int main(int argc, char** argv) {
-  dgcn::reexec_with_passive_omp_waits(argv);  // Note [Passive OpenMP waits]
+  dgcn::reexec_with_training_environment(argv);  // train/omp_waits.h
   CLI::App app{
       "dgcn-predict: predictions and embeddings of a trained GCN checkpoint by layer-wise full-neighbour "
       "inference (the same code as dgcn-train's evaluation), as .npy files numpy reads: PREFIX.node_ids.npy "

@@ -225,7 +225,7 @@ int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchO
 }  // namespace
 
 int main(int argc, char** argv) {
-  dgcn::reexec_with_passive_omp_waits(argv);  // Note [Passive OpenMP waits]
+  dgcn::reexec_with_training_environment(argv);  // train/omp_waits.h
   AppOptions a;
   dgcn::TrainJobOptions job;
   dgcn::LaunchOptions launch;

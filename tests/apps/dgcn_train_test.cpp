@@ -127,6 +127,19 @@ TEST(DgcnTrainSynthetic, AGcnClearlyBeatsAFeaturesOnlyModelOnTheTinyPreset) {
   EXPECT_GT(gcn_acc, mlp_acc + 0.1) << "GCN " << gcn_acc << " vs features only " << mlp_acc;
 }
 
+// Note [Results independent of the thread count]: the same seed gives the
+// same weights at 1 and 2 compute threads (MKL's reductions in a fixed
+// order), so a resume may change --threads.
+TEST(DgcnTrainSynthetic, TheModelDoesNotDependOnTheThreadCount) {
+  const std::string common = kTrain + " --preset tiny --epochs 1 --max-batches 5 --eval none --seed 3 ";
+  ScratchDir scratch;
+  auto one = run_command(common + "--threads 1", scratch);
+  auto two = run_command(common + "--threads 2", scratch);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(summary_of(one)["param_digest"], summary_of(two)["param_digest"]);
+}
+
 TEST_F(DgcnTrain, TwoRankEvaluationEqualsOneProcessEvaluatingTheSameWeights) {
   // Each rank scores half of the valid/test nodes and the counts are summed
   // (correct/total; TP/FP/FN for multi-label F1); one process resuming the
