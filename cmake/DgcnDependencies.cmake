@@ -6,6 +6,10 @@
 # The Python of dgcn's environment (scripts/env.sh puts it first on PATH):
 # LibTorch is its torch (cmake/DgcnTorch.cmake) and the tests run it.
 set(DGCN_PYTHON "" CACHE FILEPATH "The Python whose torch dgcn builds against and whose tests use (default: python3 on PATH)")
+if(NOT DGCN_PYTHON AND SKBUILD AND Python_EXECUTABLE)
+  # pip install . (scikit-build-core): the Python that builds the package.
+  set(DGCN_PYTHON "${Python_EXECUTABLE}" CACHE FILEPATH "" FORCE)
+endif()
 if(NOT DGCN_PYTHON)
   find_program(DGCN_PYTHON_FOUND NAMES python3 python NO_CACHE)
   set(DGCN_PYTHON "${DGCN_PYTHON_FOUND}" CACHE FILEPATH "" FORCE)

@@ -61,26 +61,34 @@ fi
 # --- The pinned Python environment -------------------------------------------
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
-lock=scripts/requirements.lock
-stamp="$DGCN_VENV/.dgcn-requirements.sha256"
-want=$(sha256sum "$lock" | cut -d' ' -f1)
-# The stamp is written only after a complete install, so an interrupted one
-# is finished by the next run.
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$DGCN_VENV/bin/python" ]; then
-  echo "install-deps: Python environment $DGCN_VENV matches $lock"
-  exit 0
-fi
-start=$(date +%s)
-if [ ! -x "$DGCN_VENV/bin/python" ]; then
-  echo "install-deps: creating the Python environment $DGCN_VENV"
-  mkdir -p "$(dirname "$DGCN_VENV")"
-  /usr/bin/python3 -m venv "$DGCN_VENV"
-fi
-echo "install-deps: installing $lock into $DGCN_VENV (~2.6 GB download the first time)"
-# Exactly the lock (--no-deps), then pip check: a lock that misses a
-# dependency or pins two that disagree stops here instead of drifting.
-"$DGCN_VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -r "$lock"
-"$DGCN_VENV/bin/python" -m pip check
-echo "$want" > "$stamp"
-echo "install-deps: Python environment ready in $(( $(date +%s) - start )) s:" \
-  "$("$DGCN_VENV/bin/python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)')"
+# Two locks, each with its own stamp: scripts/requirements.lock (torch and
+# what dgcn's C++ builds and tests against), then
+# scripts/requirements-python.lock (the `dgcn` Python package's build and
+# test tools: scikit-build-core, pytest, PyG).
+install_lock() {
+  local lock=$1 name=$2 stamp want start
+  stamp="$DGCN_VENV/.dgcn-$name.sha256"
+  want=$(sha256sum "$lock" | cut -d' ' -f1)
+  # The stamp is written only after a complete install, so an interrupted one
+  # is finished by the next run.
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$DGCN_VENV/bin/python" ]; then
+    echo "install-deps: Python environment $DGCN_VENV matches $lock"
+    return 0
+  fi
+  start=$(date +%s)
+  if [ ! -x "$DGCN_VENV/bin/python" ]; then
+    echo "install-deps: creating the Python environment $DGCN_VENV"
+    mkdir -p "$(dirname "$DGCN_VENV")"
+    /usr/bin/python3 -m venv "$DGCN_VENV"
+  fi
+  echo "install-deps: installing $lock into $DGCN_VENV"
+  # Exactly the lock (--no-deps), then pip check: a lock that misses a
+  # dependency or pins two that disagree stops here instead of drifting.
+  "$DGCN_VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -r "$lock"
+  "$DGCN_VENV/bin/python" -m pip check
+  echo "$want" > "$stamp"
+  echo "install-deps: $lock installed in $(( $(date +%s) - start )) s"
+}
+# ~2.6 GB download the first time.
+install_lock scripts/requirements.lock requirements
+install_lock scripts/requirements-python.lock requirements-python

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds dgcn (with the CUDA toolkit present: every
 # CUDA source, the torch-facing glue included, which this script checks) and
-# runs the whole test suite with ctest; then the CPU-only path with the
+# runs the whole test suite with ctest; then the Python package (pip install
+# ., pytest tests/python: scripts/python-check.sh); then the CPU-only path with the
 # toolkit hidden (scripts/cpu-only-check.sh); then the torch-free suite
 # again under ASan+UBSan with clang (-Wthread-safety), the fuzz regression
 # inputs and a short run of every fuzz harness (scripts/sanitize.sh
@@ -37,5 +38,6 @@ cuda_glue_check() {
 }
 phase cuda-glue-check cuda_glue_check
 phase tests ctest --test-dir build --output-on-failure --parallel "$(nproc)" --timeout 600 "$@"
+phase python scripts/python-check.sh
 phase cpu-only scripts/cpu-only-check.sh
 phase sanitize-torch-free scripts/sanitize.sh torch-free

@@ -1,0 +1,111 @@
+"""Graph stores: open a ``.gcn`` file, convert to and from PyG ``Data``.
+
+A :class:`Store` (``dgcn._C.Store``) holds the CSR graph, features, labels
+and splits of ``graph/graph_store.h``. Its tensor properties (``x``,
+``labels``, ``rowptr``, ``col``, ``degree``, ``train_index``, ...) share the
+store's memory, which they keep alive; a store opened with ``mmap=True`` is
+read-only memory, so do not write to its tensors.
+"""
+from typing import Optional
+
+import torch
+
+from . import _C
+
+Store = _C.Store
+
+__all__ = ['Store', 'open_store', 'to_pyg', 'from_pyg']
+
+
+def open_store(path: str, mmap: bool = False, validate: bool = True,
+               num_threads: int = 0) -> Store:
+    r"""Opens the ``.gcn`` store at :obj:`path` (made by ``dgcn-prep``).
+
+    Args:
+        path (str): the store file.
+        mmap (bool, optional): map the file (or its expanded cache, written
+            next to it, shared by every process of the machine) instead of
+            reading it into private memory. (default: :obj:`False`)
+        validate (bool, optional): check every invariant of the arrays.
+            (default: :obj:`True`)
+        num_threads (int, optional): threads to decode with; ``0``: every
+            core. (default: :obj:`0`)
+
+    Raises:
+        RuntimeError: the file is missing, damaged or not a store (the
+            message names the file and what is wrong, as ``dgcn-prep`` says).
+    """
+    return Store.open(str(path), mmap=mmap, validate=validate,
+                      num_threads=num_threads)
+
+
+def _labels(store: Store) -> Optional[torch.Tensor]:
+    if store.task == 'single-label':
+        return store.labels.long()  # int64 classes, -1 for unlabelled nodes
+    if store.task == 'multi-label':
+        bits = store.labels.unsqueeze(-1) >> torch.arange(8, dtype=torch.uint8)
+        bits = (bits & 1).reshape(store.num_nodes, -1)
+        return bits[:, :store.num_classes].float()
+    return None
+
+
+def _mask(index: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    mask = torch.zeros(num_nodes, dtype=torch.bool)
+    mask[index] = True
+    return mask
+
+
+def to_pyg(store: Store):
+    r"""The store as a :class:`torch_geometric.data.Data` with :obj:`x`
+    (shared, not copied), :obj:`y` (int64 classes, ``-1`` unlabelled; float
+    ``[N, C]`` for multi-label), :obj:`edge_index` (``[2, E]``, row 0 the
+    source: CSR row ``v`` lists the sources of ``v``'s edges) and
+    :obj:`train_mask` / :obj:`val_mask` / :obj:`test_mask`."""
+    from torch_geometric.data import Data
+
+    n = store.num_nodes
+    rowptr = store.rowptr
+    target = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
+    edge_index = torch.stack([store.col.long(), target])
+    data = Data(edge_index=edge_index, num_nodes=n)
+    if store.num_features > 0:
+        data.x = store.x
+    y = _labels(store)
+    if y is not None:
+        data.y = y
+    data.train_mask = _mask(store.train_index, n)
+    data.val_mask = _mask(store.val_index, n)
+    data.test_mask = _mask(store.test_index, n)
+    return data
+
+
+def _index(data, names) -> torch.Tensor:
+    for name in names:
+        mask = getattr(data, name, None)
+        if mask is not None:
+            if mask.dtype == torch.bool:
+                return mask.nonzero().view(-1)
+            return mask.long().view(-1)
+    return torch.empty(0, dtype=torch.long)
+
+
+def from_pyg(data, num_threads: int = 0) -> Store:
+    r"""A store in memory from a PyG :class:`~torch_geometric.data.Data`.
+
+    Edges ``edge_index[0] -> edge_index[1]`` become CSR rows of the targets
+    (pass an undirected graph for a GCN: no edges are added); self-loops and
+    repeated edges are dropped. :obj:`x` becomes float32 features, :obj:`y`
+    (one class per node, negative: unlabelled) the labels, the masks (or
+    index tensors) ``train_mask``/``val_mask``/``test_mask`` the splits.
+    The result is checked like a file (``GraphStore::validate``); save it with
+    :meth:`Store.save`.
+    """
+    num_nodes = data.num_nodes
+    if num_nodes is None:
+        raise ValueError('from_pyg: data has no nodes (num_nodes is None)')
+    y = getattr(data, 'y', None)
+    return Store.from_tensors(
+        int(num_nodes), data.edge_index, getattr(data, 'x', None), y,
+        _index(data, ['train_mask', 'train_idx']),
+        _index(data, ['val_mask', 'valid_mask', 'val_idx']),
+        _index(data, ['test_mask', 'test_idx']), num_threads=num_threads)

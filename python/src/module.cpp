@@ -1,0 +1,428 @@
+// dgcn._C: the stateful objects of the `dgcn` Python package, over pybind11
+// with torch's tensor casters (docs/design.md, "python/"):
+//   Store       an open `.gcn` store (graph/store_format.h) or one built from
+//               tensors (a PyG Data); its arrays as tensors without copying
+//   Loader      sampling/loader.h's NeighborLoader: C++ worker threads sample
+//               and gather ahead of Python, which waits with the GIL released
+//   plan_epoch  sampling/seed_partition.h: one rank's seeds for one epoch
+// dgcn::Error from argument checks becomes ValueError, from data or files
+// RuntimeError; c10::Error its Python type. The Python side is python/dgcn/.
+#include <ATen/ATen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "base/parallel.h"
+#include "base/version.h"
+#include "datasets/store_assembly.h"
+#include "graph/graph_store.h"
+#include "graph/store_format.h"
+#include "models/gcn.h"
+#include "models/spmm.h"
+#include "sampling/loader.h"
+#include "sampling/seed_partition.h"
+
+namespace py = pybind11;
+
+namespace dgcn {
+namespace {
+
+// Runs `f`, turning a dgcn::Error into ValueError: for checks of the
+// caller's arguments, which the C++ library reports as dgcn::Error.
+template <class F>
+decltype(auto) as_value_error(F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// A tensor over `bytes` of a store's array, sharing it: the tensor holds the
+// store alive (the deleter context), nothing is copied. Arrays of a mapped
+// store are read-only memory: writing to such a tensor faults.
+at::Tensor view_of(const std::shared_ptr<const GraphStore>& store, const Buffer& bytes,
+                   std::vector<int64_t> sizes, at::ScalarType type) {
+  if (bytes.empty()) return at::empty(sizes, at::TensorOptions(type));
+  auto* owner = new std::shared_ptr<const GraphStore>(store);
+  return at::from_blob(
+      const_cast<std::byte*>(bytes.data()), sizes, [owner](void*) { delete owner; }, at::TensorOptions(type));
+}
+
+at::Tensor cpu_int64(const at::Tensor& t, const char* name) {
+  TORCH_CHECK_VALUE(!at::isFloatingType(t.scalar_type()) && t.scalar_type() != at::kBool, name,
+                    " must hold integer node ids (got ", t.scalar_type(), ")");
+  TORCH_CHECK_VALUE(t.dim() == 1, name, " must be 1-D (got ", t.sizes(), ")");
+  return t.to(at::kCPU, at::kLong).contiguous();
+}
+
+std::span<const int64_t> span_of(const at::Tensor& t) {
+  return {t.data_ptr<int64_t>(), static_cast<size_t>(t.numel())};
+}
+
+Buffer sorted_ids(const at::Tensor& t, const char* name) {
+  at::Tensor ids = std::get<0>(at::sort(cpu_int64(t, name)));
+  // (Buffer::copy_of does not compile: it writes through a const pointer.)
+  return Buffer::from_vector(std::vector<int64_t>(span_of(ids).begin(), span_of(ids).end()));
+}
+
+class Store {
+ public:
+  explicit Store(GraphStore store, LoadStats stats = {})
+      : store_(std::make_shared<const GraphStore>(std::move(store))), stats_(std::move(stats)) {}
+
+  static Store open(const std::filesystem::path& path, bool mmap, bool validate, int num_threads) {
+    LoadOptions options;
+    options.mode = mmap ? LoadMode::kSharedCache : LoadMode::kPrivate;
+    options.threads = num_threads;
+    options.validate = validate;
+    LoadStats stats;
+    GraphStore store;
+    {
+      py::gil_scoped_release release;
+      store = load_store(path.string(), options, &stats);
+    }
+    return Store(std::move(store), std::move(stats));
+  }
+
+  // A store from a graph given as tensors (a PyG Data): edges src -> dst of
+  // edge_index become CSR rows of the targets (no symmetrization; self-loops
+  // and duplicate edges dropped), y (int64 classes, < 0 unlabelled) a
+  // single-label task, the index tensors the splits. Checked like a file.
+  static Store from_tensors(int64_t num_nodes, const at::Tensor& edge_index,
+                            const std::optional<at::Tensor>& x, const std::optional<at::Tensor>& y,
+                            const at::Tensor& train, const at::Tensor& valid, const at::Tensor& test,
+                            int num_threads) {
+    TORCH_CHECK_VALUE(num_nodes >= 1, "from_pyg: num_nodes = ", num_nodes, ", expected >= 1");
+    TORCH_CHECK_VALUE(edge_index.dim() == 2 && edge_index.size(0) == 2,
+                      "from_pyg: edge_index must be [2, E] (got ", edge_index.sizes(), ")");
+    const at::Tensor e = cpu_int64(edge_index.reshape({-1}), "from_pyg: edge_index");
+    const int64_t m = edge_index.size(1);
+    GraphStore store;
+    std::vector<int64_t> src(e.data_ptr<int64_t>(), e.data_ptr<int64_t>() + m);
+    std::vector<int64_t> dst(e.data_ptr<int64_t>() + m, e.data_ptr<int64_t>() + 2 * m);
+    nlohmann::json meta;
+    {
+      py::gil_scoped_release release;
+      EdgeOptions edges{.symmetrize = false, .drop_self_loops = true, .drop_duplicates = true};
+      meta["edges"] = set_graph(store, num_nodes, std::move(src), std::move(dst), edges,
+                                resolve_threads(num_threads), "from_pyg: edge_index");
+    }
+    if (x.has_value() && x->defined()) {
+      TORCH_CHECK_VALUE(x->dim() == 2 && x->size(0) == num_nodes,
+                        "from_pyg: x must be [num_nodes = ", num_nodes, ", F] (got ", x->sizes(), ")");
+      const at::Tensor f = x->to(at::kCPU, at::kFloat).contiguous();
+      store.num_features = f.size(1);
+      const float* begin = f.data_ptr<float>();
+      store.features = Buffer::from_vector(std::vector<float>(begin, begin + f.numel()));
+    }
+    if (y.has_value() && y->defined()) {
+      TORCH_CHECK_VALUE(y->dim() == 1 && y->size(0) == num_nodes,
+                        "from_pyg: y must be [num_nodes = ", num_nodes, "] class ids (got ", y->sizes(),
+                        "; multi-label y is not supported)");
+      const at::Tensor c = cpu_int64(*y, "from_pyg: y");
+      std::vector<int32_t> labels(static_cast<size_t>(num_nodes));
+      int64_t max_class = -1;
+      for (int64_t v = 0; v < num_nodes; ++v) {
+        const int64_t k = c.data_ptr<int64_t>()[v];
+        TORCH_CHECK_VALUE(k < std::numeric_limits<int32_t>::max(), "from_pyg: y[", v, "] = ", k,
+                          " is too large");
+        labels[v] = k < 0 ? -1 : static_cast<int32_t>(k);
+        max_class = std::max(max_class, k);
+      }
+      store.task = Task::kSingleLabel;
+      store.num_classes = max_class + 1;
+      store.labels = Buffer::from_vector(std::move(labels));
+    }
+    store.train = sorted_ids(train, "from_pyg: train");
+    store.valid = sorted_ids(valid, "from_pyg: valid");
+    store.test = sorted_ids(test, "from_pyg: test");
+    meta["reader"] = "dgcn.data.from_pyg";
+    store.metadata_json = meta.dump();
+    {
+      py::gil_scoped_release release;
+      as_value_error([&] { store.validate("from_pyg", resolve_threads(num_threads)); });
+    }
+    return Store(std::move(store));
+  }
+
+  void save(const std::filesystem::path& path, bool compress, int num_threads) const {
+    SaveOptions options;
+    options.all_raw = !compress;
+    options.threads = num_threads;
+    py::gil_scoped_release release;
+    save_store(*store_, path.string(), options);
+  }
+
+  const GraphStore& get() const { return *store_; }
+  const std::shared_ptr<const GraphStore>& shared() const { return store_; }
+  bool mapped() const { return stats_.mapped; }
+
+  at::Tensor x() const {
+    return view_of(store_, store_->features, {num_nodes(), store_->num_features}, at::kFloat);
+  }
+  // Single-label: int32 [N] (-1 unlabelled); multi-label: uint8 [N, label_row_bytes] bit rows.
+  at::Tensor labels() const {
+    if (store_->task == Task::kMultiLabel) {
+      return view_of(store_, store_->labels, {num_nodes(), store_->label_row_bytes()}, at::kByte);
+    }
+    return view_of(store_, store_->labels, {store_->labels.empty() ? 0 : num_nodes()}, at::kInt);
+  }
+  at::Tensor rowptr() const {
+    return view_of(store_, store_->graph.indptr_buffer(), {num_nodes() + 1}, at::kLong);
+  }
+  at::Tensor col() const {
+    const bool wide = store_->graph.id_width() == IdWidth::k64;
+    return view_of(store_, store_->graph.indices_buffer(), {store_->num_edges()},
+                   wide ? at::kLong : at::kInt);
+  }
+  at::Tensor degree() const { return view_of(store_, store_->degree, {num_nodes()}, at::kInt); }
+  at::Tensor ids(const Buffer& b) const {
+    return view_of(store_, b, {static_cast<int64_t>(b.size() / sizeof(int64_t))}, at::kLong);
+  }
+  int64_t num_nodes() const { return store_->num_nodes(); }
+
+ private:
+  std::shared_ptr<const GraphStore> store_;
+  LoadStats stats_;
+};
+
+// One rank's plan for one epoch (seed_partition.h) as (seeds, num_batches).
+EpochPlan make_plan(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int rank, int world_size,
+                    int64_t batch_size, bool shuffle, bool drop_last) {
+  ShardOptions o{.seed = seed,
+                 .epoch = epoch,
+                 .rank = rank,
+                 .world_size = world_size,
+                 .batch_size = batch_size,
+                 .shuffle = shuffle,
+                 .drop_last = drop_last};
+  py::gil_scoped_release release;
+  return as_value_error([&] { return plan_epoch(span_of(nodes), o); });
+}
+
+using PyBatch = std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
+                           std::vector<int64_t>, std::vector<int64_t>>;
+
+// The loader of sampling/loader.h over a Store, whose batches come out as
+// tensors: (n_id, edge_index, x, deg, batch_size, num_sampled_nodes,
+// num_sampled_edges) with PyG's conventions (python/dgcn/loader.py).
+class Loader {
+ public:
+  Loader(const Store& store, std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
+         bool gather_features)
+      : store_(store.shared()), pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
+    LoaderOptions options;
+    options.sampler.fanouts = std::move(fanouts);
+    options.sampler.replace = replace;
+    options.num_workers = num_workers;
+    options.queue_depth = queue_depth;
+    options.gather_features = gather_features && store_->num_features > 0;
+    gather_features_ = options.gather_features;
+    as_value_error([&] {
+      check_sampler_options(options.sampler, "NeighborLoader");
+      require_whole_graph(store_->graph, "NeighborLoader");
+    });
+    as_value_error([&] { loader_ = std::make_unique<NeighborLoader>(*store_, std::move(options)); });
+  }
+
+  ~Loader() {
+    py::gil_scoped_release release;  // the workers finish their batch
+    loader_.reset();
+  }
+
+  // Starts the epoch of `nodes` (checked to be node ids of the store) for
+  // this rank; returns its number of batches (the same on every rank).
+  int64_t start_epoch(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int rank, int world_size,
+                      int64_t batch_size, bool shuffle, bool drop_last) {
+    const at::Tensor ids = cpu_int64(nodes, "input_nodes");
+    const int64_t n = store_->num_nodes();
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      const int64_t v = ids.data_ptr<int64_t>()[i];
+      TORCH_CHECK_VALUE(v >= 0 && v < n, "NeighborLoader: input_nodes[", i, "] = ", v,
+                        " is not a node id in [0, ", n, ")");
+    }
+    EpochPlan plan = make_plan(ids, seed, epoch, rank, world_size, batch_size, shuffle, drop_last);
+    const int64_t num_batches = plan.num_batches;
+    py::gil_scoped_release release;
+    loader_->start_epoch(std::move(plan));
+    return num_batches;
+  }
+
+  std::optional<PyBatch> next() {
+    std::optional<LoadedBatch> batch;
+    at::Tensor n_id, edge_index, deg;
+    std::optional<at::Tensor> x;
+    int64_t num_seeds = 0;
+    std::vector<int64_t> nodes, edges;
+    {
+      py::gil_scoped_release release;
+      batch = loader_->next();
+      if (!batch) return std::nullopt;
+      SampledBatch& s = batch->sample;
+      const int64_t num = static_cast<int64_t>(s.n_id.size());
+      const Block& block = s.blocks.front();
+      const int64_t m = block.num_edges();
+      // n_id [num] int64 | edge_index [2, m] int64 | deg [num] int32, in one
+      // pooled buffer (fresh memory costs a page fault per 4 KiB:
+      // sampling/batch_memory.h), viewed as 8-byte words.
+      const int64_t words = num + 2 * m + (num + 1) / 2;
+      const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
+      auto* base = reinterpret_cast<int64_t*>(memory.features.data());
+      std::copy(s.n_id.begin(), s.n_id.end(), base);
+      // edge_index: every sampled edge once (blocks[0] holds them all, rows in
+      // n_id order, so the edges of hop h come h-th), row 0 the neighbour.
+      int64_t* src = base + num;
+      int64_t* dst = src + m;
+      for (int64_t r = 0; r < block.num_dst; ++r) {
+        for (int64_t k = block.indptr[r]; k < block.indptr[r + 1]; ++k) {
+          src[k] = block.indices[k];
+          dst[k] = r;
+        }
+      }
+      auto* degree = reinterpret_cast<int32_t*>(dst + m);
+      const auto degrees = store_->degrees();
+      for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
+      n_id = leased(base, {num}, at::kLong, memory.lease);
+      edge_index = leased(src, {2, m}, at::kLong, memory.lease);
+      deg = leased(degree, {num}, at::kInt, memory.lease);
+      if (gather_features_) {
+        x = leased(batch->features.data(), {num, store_->num_features}, at::kFloat, batch->lease);
+      }
+      num_seeds = s.num_seeds;
+      nodes = s.num_nodes_per_hop;
+      edges = s.num_edges_per_hop;
+      batch->lease.reset();
+      loader_->recycle(std::move(*batch));
+    }
+    return PyBatch{n_id, edge_index, x, deg, num_seeds, std::move(nodes), std::move(edges)};
+  }
+
+  py::dict stats() const {
+    const LoaderStats s = loader_->stats();
+    py::dict d;
+    d["consumer_wait_s"] = s.consumer_wait_s;
+    d["worker_blocked_s"] = s.worker_blocked_s;
+    d["worker_busy_s"] = s.worker_busy_s;
+    d["batches"] = s.batches;
+    d["peak_in_flight"] = s.peak_in_flight;
+    return d;
+  }
+
+ private:
+  // A tensor over memory that `lease` keeps alive, holding a copy of it.
+  static at::Tensor leased(void* data, std::vector<int64_t> sizes, at::ScalarType type,
+                           const std::shared_ptr<void>& lease) {
+    auto* owner = new std::shared_ptr<void>(lease);
+    return at::from_blob(
+        data, sizes, [owner](void*) { delete owner; }, at::TensorOptions(type));
+  }
+
+  std::shared_ptr<const GraphStore> store_;  // outlives loader_
+  std::unique_ptr<NeighborLoader> loader_;
+  // Memory of the batches' n_id, edge_index and deg, reused once Python
+  // drops a batch's tensors.
+  std::shared_ptr<BatchMemoryPool> pool_;
+  bool gather_features_ = false;
+};
+
+}  // namespace
+}  // namespace dgcn
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  using dgcn::Loader;
+  using dgcn::Store;
+  m.doc() = "dgcn's C++ engine: stores, the neighbour loader, epoch plans (python/src/module.cpp)";
+  m.attr("__version__") = dgcn::dgcn_version();
+  m.def("spmm_has_cuda", &dgcn::spmm_has_cuda);
+  m.def(
+      "aggregate_first",
+      [](int64_t num_dst, int64_t num_src, int64_t nnz, int64_t in_features, int64_t out_features,
+         bool training, bool input_requires_grad) {
+        return dgcn::choose_aggregation_order(num_dst, num_src, nnz, in_features, out_features, training,
+                                              input_requires_grad) == dgcn::AggregationOrder::kAggregateFirst;
+      },
+      "Whether a GCN layer should aggregate before transforming (models/gcn.h, Note [Aggregation order]).");
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const c10::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what_without_backtrace());
+    } catch (const c10::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what_without_backtrace());
+    } catch (const c10::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what_without_backtrace());
+    } catch (const c10::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    }
+  });
+
+  py::class_<Store>(m, "Store")
+      .def_static("open", &Store::open, py::arg("path"), py::arg("mmap") = false, py::arg("validate") = true,
+                  py::arg("num_threads") = 0)
+      .def_static("from_tensors", &Store::from_tensors, py::arg("num_nodes"), py::arg("edge_index"),
+                  py::arg("x"), py::arg("y"), py::arg("train"), py::arg("valid"), py::arg("test"),
+                  py::arg("num_threads") = 0)
+      .def("save", &Store::save, py::arg("path"), py::arg("compress") = true, py::arg("num_threads") = 0)
+      .def_property_readonly("num_nodes", &Store::num_nodes)
+      .def_property_readonly("num_edges", [](const Store& s) { return s.get().num_edges(); })
+      .def_property_readonly("num_features", [](const Store& s) { return s.get().num_features; })
+      .def_property_readonly("num_classes", [](const Store& s) { return s.get().num_classes; })
+      .def_property_readonly("task",
+                             [](const Store& s) { return std::string(dgcn::task_name(s.get().task)); })
+      .def_property_readonly("is_part", [](const Store& s) { return s.get().part.is_part(); })
+      .def_property_readonly("mapped", &Store::mapped)
+      .def_property_readonly("metadata_json", [](const Store& s) { return s.get().metadata_json; })
+      .def(
+          "content_digest",
+          [](const Store& s, int threads) { return dgcn::content_digest(s.get(), threads); },
+          py::arg("num_threads") = 1)
+      .def_property_readonly("x", &Store::x)
+      .def_property_readonly("labels", &Store::labels)
+      .def_property_readonly("rowptr", &Store::rowptr)
+      .def_property_readonly("col", &Store::col)
+      .def_property_readonly("degree", &Store::degree)
+      .def_property_readonly("train_index", [](const Store& s) { return s.ids(s.get().train); })
+      .def_property_readonly("val_index", [](const Store& s) { return s.ids(s.get().valid); })
+      .def_property_readonly("test_index", [](const Store& s) { return s.ids(s.get().test); });
+
+  m.def(
+      "plan_epoch",
+      [](const at::Tensor& nodes, uint64_t seed, int64_t epoch, int rank, int world_size, int64_t batch_size,
+         bool shuffle, bool drop_last) {
+        const dgcn::EpochPlan plan = dgcn::make_plan(dgcn::cpu_int64(nodes, "nodes"), seed, epoch, rank,
+                                                     world_size, batch_size, shuffle, drop_last);
+        std::vector<at::Tensor> batches;
+        for (int64_t b = 0; b < plan.num_batches; ++b) {
+          auto seeds = plan.batch(b);
+          batches.push_back(at::tensor(std::vector<int64_t>(seeds.begin(), seeds.end()), at::kLong));
+        }
+        return batches;
+      },
+      py::arg("nodes"), py::arg("seed"), py::arg("epoch"), py::arg("rank"), py::arg("world_size"),
+      py::arg("batch_size"), py::arg("shuffle") = true, py::arg("drop_last") = false,
+      "One rank's batches of seeds for one epoch (sampling/seed_partition.h): equal counts on every rank.");
+
+  py::class_<Loader>(m, "Loader")
+      .def(py::init<const Store&, std::vector<int64_t>, bool, int, int, bool>(), py::arg("store"),
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("num_workers") = 1,
+           py::arg("queue_depth") = 4, py::arg("gather_features") = true, py::keep_alive<1, 2>())
+      .def("start_epoch", &Loader::start_epoch, py::arg("nodes"), py::arg("seed"), py::arg("epoch"),
+           py::arg("rank"), py::arg("world_size"), py::arg("batch_size"), py::arg("shuffle") = true,
+           py::arg("drop_last") = false)
+      .def("next", &Loader::next)
+      .def("stats", &Loader::stats);
+}

@@ -1,0 +1,118 @@
+// torch.ops.dgcn: the functions on tensors of the `dgcn` Python package
+// (dgcn.nn), registered with TORCH_LIBRARY so that autograd, torch.compile's
+// graph capture and TorchScript see them as ordinary operators.
+//
+//   rowptr, col, value = torch.ops.dgcn.gcn_norm(edge_index, num_nodes, deg)
+//   out = torch.ops.dgcn.spmm(rowptr, col, value, x)      # Â · x, with autograd
+//
+// Both are thin: the normalization is models/gcn_norm.h's normalize_block
+// over the edges as one block, the product models/spmm.h's spmm_autograd.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "models/batch_tensors.h"
+#include "models/spmm.h"
+#include "sampling/sampled_batch.h"
+
+namespace dgcn {
+namespace {
+
+// The edges src -> dst of edge_index [2, E] (row 0 the source, row 1 the
+// target: PyG's flow "source_to_target") as one block whose row i lists the
+// sources of i's incoming edges in input order; self-loops are dropped
+// (normalize_block adds one per node, as PyG's add_remaining_self_loops does
+// for unweighted graphs).
+Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes) {
+  TORCH_CHECK(edge_index.dim() == 2 && edge_index.size(0) == 2, "gcn_norm: edge_index must be [2, E] (got ",
+              edge_index.sizes(), ")");
+  TORCH_CHECK(edge_index.scalar_type() == at::kLong, "gcn_norm: edge_index must be int64 (got ",
+              edge_index.scalar_type(), ")");
+  TORCH_CHECK(num_nodes >= 0 && num_nodes <= std::numeric_limits<int32_t>::max(),
+              "gcn_norm: num_nodes = ", num_nodes, " is not in [0, 2^31)");
+  const at::Tensor e = edge_index.to(at::kCPU).contiguous();
+  const int64_t m = e.size(1);
+  const int64_t* src = e.data_ptr<int64_t>();
+  const int64_t* dst = src + m;
+  Block block;
+  block.num_dst = num_nodes;
+  block.num_src = num_nodes;
+  block.indptr.assign(static_cast<size_t>(num_nodes) + 1, 0);
+  for (int64_t k = 0; k < m; ++k) {
+    TORCH_CHECK(src[k] >= 0 && src[k] < num_nodes && dst[k] >= 0 && dst[k] < num_nodes,
+                "gcn_norm: edge_index[:, ", k, "] = (", src[k], ", ", dst[k],
+                ") is not a pair of node ids in [0, ", num_nodes, ")");
+    if (src[k] != dst[k]) ++block.indptr[static_cast<size_t>(dst[k]) + 1];
+  }
+  for (int64_t i = 0; i < num_nodes; ++i) block.indptr[i + 1] += block.indptr[i];
+  block.indices.resize(static_cast<size_t>(block.indptr.back()));
+  std::vector<int64_t> next(block.indptr.begin(), block.indptr.end() - 1);
+  for (int64_t k = 0; k < m; ++k) {
+    if (src[k] != dst[k]) block.indices[next[dst[k]]++] = static_cast<int32_t>(src[k]);
+  }
+  return block;
+}
+
+// Â of `edge_index` (models/gcn_norm.h, Note [GCN normalization of a sampled
+// block]) as (rowptr int64, col int32, value float32) on the CPU. Without
+// `deg`, every node's degree is its in-degree in edge_index: PyG's gcn_norm
+// (self-loops, symmetric normalization). With `deg` (each node's degree in
+// the full graph, e.g. a NeighborLoader batch's `deg`), sampled rows are
+// rescaled by d / k: dgcn's unbiased estimate of the full-graph layer.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edge_index, int64_t num_nodes,
+                                                           const std::optional<at::Tensor>& deg) {
+  const Block block = block_of_edges(edge_index, num_nodes);
+  std::vector<int32_t> degree(static_cast<size_t>(num_nodes));
+  if (deg.has_value() && deg->defined()) {
+    TORCH_CHECK(deg->dim() == 1 && deg->size(0) == num_nodes,
+                "gcn_norm: deg must be [num_nodes = ", num_nodes, "] (got ", deg->sizes(), ")");
+    TORCH_CHECK(!at::isFloatingType(deg->scalar_type()), "gcn_norm: deg must hold integers (got ",
+                deg->scalar_type(), ")");
+    const at::Tensor d = deg->to(at::kCPU, at::kLong).contiguous();
+    const int64_t* p = d.data_ptr<int64_t>();
+    for (int64_t i = 0; i < num_nodes; ++i) {
+      TORCH_CHECK(p[i] >= 0 && p[i] <= std::numeric_limits<int32_t>::max(), "gcn_norm: deg[", i, "] = ", p[i],
+                  " is not a degree");
+      degree[i] = static_cast<int32_t>(p[i]);
+    }
+  } else {
+    for (int64_t i = 0; i < num_nodes; ++i) {
+      degree[i] = static_cast<int32_t>(block.indptr[i + 1] - block.indptr[i]);
+    }
+  }
+  CsrTensor a = block_adjacency(block, degree);
+  return {a.indptr, a.indices, a.values};
+}
+
+// Â · x for Â = (rowptr, col, value) with x.size(0) columns, recorded for
+// autograd (gradient for x only). A CPU Â multiplies a CUDA x on x's device.
+at::Tensor spmm_op(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
+                   const at::Tensor& x) {
+  TORCH_CHECK(rowptr.dim() == 1 && rowptr.numel() >= 1,
+              "spmm: rowptr must be 1-D with num_rows + 1 entries (got ", rowptr.sizes(), ")");
+  TORCH_CHECK(x.dim() == 2, "spmm: x must be [num_cols, features] (got ", x.sizes(), ")");
+  TORCH_CHECK(x.scalar_type() == at::kFloat, "spmm: x must be float32 (got ", x.scalar_type(), ")");
+  CsrTensor a;
+  a.num_rows = rowptr.numel() - 1;
+  a.num_cols = x.size(0);
+  a.indptr = rowptr;
+  a.indices = col;
+  a.values = value;
+  if (a.device() != x.device()) a = a.to(x.device());
+  a.check("spmm");
+  return spmm_autograd(a, x.stride(1) == 1 ? x : x.contiguous());
+}
+
+}  // namespace
+}  // namespace dgcn
+
+TORCH_LIBRARY(dgcn, m) {
+  m.def("gcn_norm(Tensor edge_index, int num_nodes, Tensor? deg=None) -> (Tensor, Tensor, Tensor)",
+        &dgcn::gcn_norm_op);
+  m.def("spmm(Tensor rowptr, Tensor col, Tensor value, Tensor x) -> Tensor", &dgcn::spmm_op);
+}

@@ -1,0 +1,107 @@
+"""dgcn.data: stores as tensors, to and from PyG's Data."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+import dgcn
+from conftest import _cora_npz
+
+
+def test_store_tensors_share_the_store(cora_store):
+    s = cora_store
+    assert s.num_nodes == 2708 or s.num_nodes > 0
+    assert s.x.shape == (s.num_nodes, s.num_features)
+    assert s.x.dtype == torch.float32
+    # No copy: every access sees the same memory.
+    assert s.x.data_ptr() == s.x.data_ptr()
+    assert s.rowptr.data_ptr() == s.rowptr.data_ptr()
+    assert s.rowptr.shape == (s.num_nodes + 1,)
+    assert int(s.rowptr[-1]) == s.num_edges == s.col.numel()
+    assert torch.equal(s.degree.long(), s.rowptr[1:] - s.rowptr[:-1])
+
+
+def test_tensor_keeps_store_alive(cora_path):
+    store = dgcn.data.open_store(cora_path)
+    x = store.x
+    expected = x.sum().item()
+    del store
+    import gc
+    gc.collect()
+    torch.empty(1 << 20).fill_(7.0)  # reuse freed memory, if it were freed
+    assert x.sum().item() == expected
+
+
+def test_mapped_store_equals_private(cora_path, tmp_path):
+    import shutil
+    path = tmp_path / 'cora.gcn'
+    shutil.copy(cora_path, path)
+    private = dgcn.data.open_store(path)
+    mapped = dgcn.data.open_store(path, mmap=True)
+    assert mapped.mapped
+    assert torch.equal(private.x, mapped.x)
+    assert torch.equal(private.col, mapped.col)
+    assert private.content_digest() == mapped.content_digest()
+
+
+def test_to_pyg_matches_the_npz(cora_data):
+    npz = np.load(_cora_npz(), allow_pickle=False)
+    adj = sp.csr_matrix((npz['adj_data'], npz['adj_indices'],
+                         npz['adj_indptr']), shape=tuple(npz['adj_shape']))
+    adj = ((adj + adj.T) > 0).astype(np.float32).tolil()
+    adj.setdiag(0)
+    adj = adj.tocoo()
+    adj.eliminate_zeros()
+    want = set(zip(adj.row.tolist(), adj.col.tolist()))
+    got = set(map(tuple, cora_data.edge_index.t().tolist()))
+    assert got == want
+    assert cora_data.is_undirected()
+    assert not cora_data.has_self_loops()
+    labels = torch.from_numpy(npz['labels'].astype(np.int64))
+    assert torch.equal(cora_data.y, labels)
+    x = sp.csr_matrix((npz['attr_data'], npz['attr_indices'],
+                       npz['attr_indptr']), shape=tuple(npz['attr_shape']))
+    assert torch.equal(cora_data.x, torch.from_numpy(x.toarray()).float())
+    masks = [cora_data.train_mask, cora_data.val_mask, cora_data.test_mask]
+    assert [int(m.sum()) for m in masks] == [20 * 7, 500, 1000]
+    assert int((masks[0] & masks[1]).sum() + (masks[1] & masks[2]).sum()) == 0
+    cora_data.validate(raise_on_error=True)
+
+
+def test_from_pyg_round_trip(cora_store, cora_data, tmp_path):
+    store = dgcn.data.from_pyg(cora_data)
+    # The same data, whatever the path it took (graph, features, labels,
+    # splits, degrees: GraphStore content_digest).
+    assert store.content_digest() == cora_store.content_digest()
+    store.save(tmp_path / 'again.gcn')
+    again = dgcn.data.open_store(tmp_path / 'again.gcn')
+    assert again.content_digest() == cora_store.content_digest()
+
+
+def test_from_pyg_small_graph(small_data):
+    store = dgcn.data.from_pyg(small_data)
+    back = dgcn.data.to_pyg(store)
+    assert store.num_nodes == 8 and store.num_classes == 3
+    assert torch.equal(back.x, small_data.x)
+    assert torch.equal(back.y, small_data.y)
+    assert back.edge_index.size(1) == small_data.edge_index.size(1)
+    assert set(map(tuple, back.edge_index.t().tolist())) == set(
+        map(tuple, small_data.edge_index.t().tolist()))
+    for name in ['train_mask', 'val_mask', 'test_mask']:
+        assert torch.equal(back[name], small_data[name])
+
+
+def test_from_pyg_directed_keeps_direction():
+    from torch_geometric.data import Data
+    data = Data(edge_index=torch.tensor([[0, 0, 1, 2, 2], [1, 2, 2, 2, 1]]),
+                num_nodes=3)
+    store = dgcn.data.from_pyg(data)
+    back = dgcn.data.to_pyg(store)
+    # Self-loop 2->2 dropped, direction kept: row v lists v's sources.
+    assert set(map(tuple, back.edge_index.t().tolist())) == {(0, 1), (0, 2),
+                                                             (1, 2), (2, 1)}
+    assert store.degree.tolist() == [0, 2, 2]
+
+
+def test_version():
+    assert dgcn.__version__.count('.') == 2

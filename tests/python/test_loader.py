@@ -1,0 +1,156 @@
+"""dgcn.loader.NeighborLoader: PyG's batch conventions, checked as
+invariants against the graph, determinism and the per-rank split."""
+import pytest
+import torch
+
+import dgcn
+from dgcn.loader import NeighborLoader
+
+
+def _row_sets(store):
+    rowptr, col = store.rowptr.tolist(), store.col.tolist()
+    return [set(col[rowptr[v]:rowptr[v + 1]]) for v in range(store.num_nodes)]
+
+
+def _check_batch(batch, store, rows, fanouts, seeds=None):
+    n_id, ei = batch.n_id, batch.edge_index
+    n = n_id.numel()
+    assert batch.num_nodes == n
+    assert n_id.unique().numel() == n, 'n_id repeats a node'
+    if seeds is not None:
+        assert torch.equal(n_id[:batch.batch_size], seeds), 'seeds first'
+    assert sum(batch.num_sampled_nodes) == n
+    assert batch.num_sampled_nodes[0] == batch.batch_size
+    assert len(batch.num_sampled_nodes) == len(fanouts) + 1
+    assert len(batch.num_sampled_edges) == len(fanouts)
+    assert sum(batch.num_sampled_edges) == ei.size(1)
+    assert ei.dtype == torch.long and ei.dim() == 2 and ei.size(0) == 2
+    assert int(ei.min()) >= 0 and int(ei.max()) < n, 'edge_index is local'
+    # Every sampled edge is an edge of the graph: source in the target's row.
+    src, dst = n_id[ei[0]].tolist(), n_id[ei[1]].tolist()
+    for s, d in zip(src, dst):
+        assert s in rows[d], f'edge {s} -> {d} is not in the graph'
+    assert len(set(zip(src, dst))) == len(src), 'an edge sampled twice'
+    # Hop by hop: the edges of hop h point to the nodes first reached at
+    # hop h, each with min(fanout, degree) of its neighbours.
+    bounds = torch.tensor([0] + batch.num_sampled_nodes).cumsum(0)
+    ebounds = torch.tensor([0] + batch.num_sampled_edges).cumsum(0)
+    counts = torch.bincount(ei[1], minlength=n)
+    degree = store.degree.long()[n_id]
+    for h, k in enumerate(fanouts):
+        targets = ei[1, ebounds[h]:ebounds[h + 1]]
+        if targets.numel():
+            assert int(targets.min()) >= bounds[h]
+            assert int(targets.max()) < bounds[h + 1]
+        hop = slice(int(bounds[h]), int(bounds[h + 1]))
+        want = degree[hop] if k < 0 else degree[hop].clamp(max=k)
+        assert torch.equal(counts[hop], want)
+    # Nodes of the last hop are not expanded.
+    assert int(counts[int(bounds[-2]):].sum()) == 0
+    # Node features and labels are sliced by n_id.
+    assert torch.equal(batch.x, store.x[n_id])
+    assert torch.equal(batch.y, store.labels.long()[n_id])
+    assert torch.equal(batch.deg, store.degree[n_id])
+    batch.validate(raise_on_error=True)
+
+
+def test_batches_follow_pyg_conventions(cora_store):
+    rows = _row_sets(cora_store)
+    fanouts = [5, 3]
+    loader = NeighborLoader(cora_store, num_neighbors=fanouts, batch_size=64,
+                            input_nodes=cora_store.train_index, seed=3)
+    plan = dgcn._C.plan_epoch(cora_store.train_index, 3, 0, 0, 1, 64, True)
+    batches = list(loader)
+    assert len(batches) == len(loader) == len(plan) == 3
+    for batch, seeds in zip(batches, plan):
+        _check_batch(batch, cora_store, rows, fanouts, seeds)
+    seen = torch.cat([b.n_id[:b.batch_size] for b in batches])
+    assert torch.equal(seen.sort().values, cora_store.train_index)
+
+
+def test_full_neighbourhood(cora_store):
+    rows = _row_sets(cora_store)
+    loader = NeighborLoader(cora_store, num_neighbors=[-1, -1],
+                            batch_size=100, shuffle=False)
+    batch = next(iter(loader))
+    _check_batch(batch, cora_store, rows, [-1, -1])
+    # Exact: the seeds' sampled neighbourhoods are their whole rows.
+    ei, n_id = batch.edge_index, batch.n_id
+    for i in range(batch.batch_size):
+        got = set(n_id[ei[0, ei[1] == i]].tolist())
+        assert got == rows[int(n_id[i])]
+
+
+def _epoch(loader):
+    return [(b.n_id.clone(), b.edge_index.clone()) for b in loader]
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(
+        torch.equal(x[0], y[0]) and torch.equal(x[1], y[1])
+        for x, y in zip(a, b))
+
+
+def test_deterministic_whatever_the_workers(cora_store):
+    kwargs = dict(num_neighbors=[10, 5], batch_size=128, seed=7,
+                  input_nodes=cora_store.test_index)
+    one = NeighborLoader(cora_store, num_workers=1, **kwargs)
+    four = NeighborLoader(cora_store, num_workers=4, prefetch=2, **kwargs)
+    e0, e1 = _epoch(one), _epoch(one)
+    assert _same(e0, _epoch(four))
+    assert _same(e1, _epoch(four))
+    assert not _same(e0, e1), 'epochs must differ'
+    one.set_epoch(0)
+    assert _same(_epoch(one), e0)
+    other = NeighborLoader(cora_store, num_workers=1,
+                           **{**kwargs, 'seed': 8})
+    assert not _same(_epoch(other), e0), 'seeds must differ'
+
+
+def test_ranks_split_the_seeds(cora_store):
+    nodes = cora_store.train_index  # 140 nodes over 3 ranks: 47 each
+    world = 3
+    loaders = [NeighborLoader(cora_store, num_neighbors=[4], batch_size=10,
+                              input_nodes=nodes, rank=r, world_size=world)
+               for r in range(world)]
+    seeds = []
+    for loader in loaders:
+        loader.set_epoch(2)
+        batches = list(loader)
+        assert len(batches) == len(loader) == 5  # ceil(47 / 10), all ranks
+        seeds.append(torch.cat([b.n_id[:b.batch_size] for b in batches]))
+    assert all(s.numel() == 47 for s in seeds)
+    everything = torch.cat(seeds)
+    assert set(everything.tolist()) == set(nodes.tolist())
+    # Padding: 141 - 140 = 1 node is trained twice, nothing else repeats.
+    assert everything.numel() - everything.unique().numel() == 1
+    for r in range(world):
+        for q in range(r + 1, world):
+            shared = set(seeds[r].tolist()) & set(seeds[q].tolist())
+            assert len(shared) <= 1
+
+
+def test_pyg_data_input(small_data):
+    loader = NeighborLoader(small_data, num_neighbors=[2, 2], batch_size=3,
+                            input_nodes=small_data.train_mask, shuffle=False)
+    store = loader.store
+    rows = _row_sets(store)
+    batches = list(loader)
+    assert len(batches) == 2
+    for b in batches:
+        _check_batch(b, store, rows, [2, 2])
+        assert torch.equal(b.x, small_data.x[b.n_id])
+        assert torch.equal(b.y, small_data.y[b.n_id])
+    assert torch.equal(torch.cat([b.n_id[:b.batch_size] for b in batches]),
+                       torch.arange(4))
+
+
+def test_abandoned_iteration_restarts_cleanly(cora_store):
+    loader = NeighborLoader(cora_store, num_neighbors=[5, 5], batch_size=32,
+                            shuffle=False)
+    it = iter(loader)
+    next(it)
+    loader.set_epoch(0)
+    full = list(loader)
+    assert len(full) == len(loader)
+    del loader, it  # workers stop without hanging
