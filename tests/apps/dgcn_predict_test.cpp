@@ -41,6 +41,15 @@ class DgcnPredict : public testing::DgcnTrainRuns {
   testing::CommandResult predict(const std::string& flags) {
     return testing::run_command(kPredict + " --threads 1 --timeout 30 " + flags, scratch_);
   }
+  // The store split into 2 random parts; the folder.
+  std::string partitioned() {
+    const std::string parts = scratch_.file("parts");
+    WritePartitionOptions partition;
+    partition.partition.method = PartitionMethod::kRandom;
+    partition.source_path = data_;
+    write_partition(load_store(data_), parts, partition);
+    return parts;
+  }
   std::string ckpt_;
 };
 
@@ -165,11 +174,7 @@ TEST_F(DgcnPredict, IdsAreTheSourceDatasetsAlsoAfterAReordering) {
 // so a partitioned run's checkpoint predicts with the same command.
 TEST_F(DgcnPredict, APartitionFolderPredictsOnTheStoreItWasMadeFrom) {
   trained();
-  const std::string parts = scratch_.file("parts");
-  WritePartitionOptions partition;
-  partition.partition.method = PartitionMethod::kRandom;
-  partition.source_path = data_;
-  write_partition(load_store(data_), parts, partition);
+  const std::string parts = partitioned();
   const std::string flags = " --checkpoint " + ckpt_ + " --nodes all --what class,logits --out ";
   auto whole = predict("--data " + data_ + flags + scratch_.file("w"));
   auto folder = predict("--data " + parts + flags + scratch_.file("f"));
@@ -187,11 +192,7 @@ TEST_F(DgcnPredict, APartitionFolderPredictsOnTheStoreItWasMadeFrom) {
 TEST_F(DgcnPredict, BadInputsAreClearErrorsAndLeaveNothing) {
   trained();
   // A part file of a partitioned graph is not the whole graph.
-  const std::string parts = scratch_.file("parts");
-  WritePartitionOptions partition;
-  partition.partition.method = PartitionMethod::kRandom;
-  partition.source_path = data_;
-  write_partition(load_store(data_), parts, partition);
+  const std::string parts = partitioned();
   struct Case {
     std::string flags, message;
     int status;
