@@ -2,7 +2,7 @@
 // prints one JSON object on stdout.
 //
 //   dgcn-ddp-bench --nproc-per-node 2 --width 2048 --layers 6
-//   dgcn-ddp-bench --nproc-per-node 2 --model gcn --seeds 1024
+//   dgcn-ddp-bench --nproc-per-node 2 --model gcn --batch-size 1024
 #include <c10/util/Exception.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -32,12 +32,13 @@ int main(int argc, char** argv) {
   app.add_option("--width", o.width, "Width of each Linear layer")->check(dgcn::cli::kPositive);
   app.add_option("--layers", o.layers, "Number of Linear layers (6: ~25M parameters)")
       ->check(dgcn::cli::kPositive);
-  app.add_option("--batch", o.batch, "Rows per rank per step")->check(dgcn::cli::kPositive);
+  app.add_option("--rows", o.batch, "MLP rows per rank per step")->check(dgcn::cli::kPositive);
   app.add_option("--features", o.features, "GCN input features")->check(dgcn::cli::kPositive);
   app.add_option("--hidden", o.hidden, "GCN hidden features")->check(dgcn::cli::kPositive);
   app.add_option("--classes", o.classes, "GCN classes")->check(dgcn::cli::kPositive);
   dgcn::cli::add_fanouts(app, "--num-neighbors", o.fanouts, "GCN fanouts, one per layer, hop 0 first");
-  app.add_option("--seeds", o.seeds, "GCN seeds per rank per step")->check(dgcn::cli::kPositive);
+  app.add_option("--batch-size", o.seeds, "GCN seed nodes per rank per step (dgcn-train's --batch-size)")
+      ->check(dgcn::cli::kPositive);
   app.add_option("--steps", o.steps, "Timed steps per mode")->check(dgcn::cli::kPositive);
   app.add_option("--warmup", o.warmup, "Untimed steps before each mode")->check(dgcn::cli::kNonNegative);
   dgcn::add_launch_flags(app, launch);

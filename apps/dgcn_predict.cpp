@@ -43,7 +43,13 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--out", o.out, "PREFIX of the files written (PREFIX.class.npy, ...)")->required();
   app.add_option("--nodes", o.nodes,
-                 "Which nodes: all, train, valid, test, or FILE.npy holding source-dataset node ids");
+                 "Which nodes: all, train, valid, test, or FILE.npy holding source-dataset node ids")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "all" || v == "train" || v == "valid" || v == "test" || v.ends_with(".npy")) return "";
+            return "'" + v + "' is not a node set; choose all, train, valid, test or FILE.npy of source ids";
+          },
+          "all|train|valid|test|FILE.npy"));
   app.add_option("--what", what, "Comma-separated outputs: class, probs, logits, embeddings");
   app.add_option("--layer", o.layer,
                  "Embeddings: the number of the GCN layer whose output they are (1 = the first; 0: the last "

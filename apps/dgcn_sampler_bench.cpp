@@ -42,11 +42,13 @@ int main(int argc, char** argv) {
   app.add_option("--queue-depth", o.queue_depth, "batches the loader samples ahead")
       ->check(dgcn::cli::kPositive);
   app.add_flag("--replace", o.replace, "sample with replacement");
-  app.add_flag("!--no-gather", o.gather, "skip the run that gathers features and labels");
+  bool no_gather = false;
+  app.add_flag("--no-gather", no_gather, "skip the run that gathers features and labels");
   app.add_option("--limit-seconds", o.limit_seconds, "seconds per random-access-limit measurement")
       ->check(dgcn::cli::kPositive);
 
   if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
+  o.gather = !no_gather;
   return dgcn::cli::run_main("dgcn-sampler-bench", [&] {
     spdlog::info("loading {}", data);
     dgcn::LoadStats load_stats;

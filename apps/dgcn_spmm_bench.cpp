@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
   app.add_option("--new-fraction", o.batch.new_fraction,
                  "Per hop, the chance a sampled neighbour is a node not seen before")
       ->delimiter(',');
-  app.add_option("--seeds", o.batch.seeds, "Seeds of the modelled batch")->check(dgcn::cli::kPositive);
+  app.add_option("--batch-size", o.batch.seeds,
+                 "Seed nodes of the modelled batch (dgcn-train's --batch-size)")
+      ->check(dgcn::cli::kPositive);
   app.add_option("--features", o.features, "Width of x: features aggregated per entry")
       ->check(dgcn::cli::kPositive);
   app.add_option("--out-features", o.out_features, "Output width of the dense transform measured")

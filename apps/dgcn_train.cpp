@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "apps/cli/cli.h"
 #include "apps/cli/torch_cli.h"
@@ -69,7 +70,9 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
       ->excludes(data);
   dgcn::cli::add_fanouts(app, "--num-neighbors", o.fanouts,
                          "Fanouts, one per GCN layer, hop 0 first; -1 takes every neighbour, 0 none");
-  app.add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch and rank")->check(kPositive);
+  app.add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch and rank (at most 2^30)")
+      ->check(kPositive)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_option("--max-batches", o.max_batches,
                  "Train only the first N batches of every epoch (timing runs; 0: "
                  "all)")
@@ -182,11 +185,36 @@ void check_outputs(const dgcn::TrainJobOptions& job, bool overwrite) {
   dgcn::remove_checkpoints(job.checkpoint_dir);
 }
 
-int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchOptions& launch) {
+// Rank 0's line on Ctrl-C (SIGINT/SIGTERM): the last good checkpoint and the
+// command that resumes from it (this command with --resume).
+void set_interrupt_note(const dgcn::TrainJobOptions& job, const std::vector<std::string>& args) {
+  if (job.checkpoint_dir.empty()) {
+    dgcn::set_interrupt_note("dgcn-train: interrupted; without --checkpoint there is nothing to resume from",
+                             "", "\n");
+    return;
+  }
+  std::string command;
+  for (const std::string& arg : args) {
+    if (arg == "--resume") continue;
+    const bool plain = arg.find_first_of(" '\"$\\") == std::string::npos && !arg.empty();
+    command += (command.empty() ? "" : " ") + (plain ? arg : "'" + arg + "'");
+  }
+  dgcn::set_interrupt_note("dgcn-train: interrupted; the last good checkpoint is ",
+                           "none yet (no epoch had ended)", "; resume with: " + command + " --resume\n");
+  if (job.resume) {
+    if (auto newest = dgcn::newest_checkpoint(job.checkpoint_dir)) dgcn::set_interrupt_checkpoint(*newest);
+  }
+}
+
+int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchOptions& launch,
+             const std::vector<std::string>& args) {
   const dgcn::RankEnv env = dgcn::rank_env_from_process();
   if (env.world_size > 1) spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
   dgcn::resume_after_restart(env, job.checkpoint_dir, job.resume);  // Note [Restarts]
-  if (env.rank == 0) check_outputs(job, a.overwrite_checkpoints);
+  if (env.rank == 0) {
+    check_outputs(job, a.overwrite_checkpoints);
+    set_interrupt_note(job, args);
+  }
   const int threads = dgcn::resolve_threads(a.threads, env.local_world_size);
   dgcn::apply_process_settings(
       {.threads = threads, .cpu_cache_bytes = static_cast<size_t>(a.cpu_cache_gb * (1 << 30))});
@@ -249,7 +277,7 @@ int main(int argc, char** argv) {
               "--checkpoint-every-batches needs --checkpoint DIR (the folder to write into)");
         if (auto code = dgcn::launch_if_requested(launch, argc, argv)) return *code;
         dgcn::remove_temporary_files_on_signals();  // a rank, not the launcher
-        return run_rank(a, job, launch);
+        return run_rank(a, job, launch, std::vector<std::string>(argv, argv + argc));
       },
       dgcn::cli::torch_message);
 }

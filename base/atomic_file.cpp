@@ -4,10 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 
 #include "base/error.h"
 
@@ -45,15 +47,61 @@ void unregister_temp(int slot) {
   if (slot >= 0) g_temps[slot].state.store(0);
 }
 
+// The interrupt note's parts; the checkpoint part is double-buffered so a
+// writer thread can replace it while the handler may be reading the other.
+struct NoteText {
+  char text[kPathBytes] = {};
+};
+NoteText g_note_before, g_note_none, g_note_after, g_note_paths[2];
+std::atomic<int> g_note_state{0};        // 0 unset, 1 set
+std::atomic<int> g_note_checkpoint{-1};  // which g_note_paths holds the newest; -1 none
+
+void copy_text(NoteText& to, const std::string& from) {
+  const size_t n = std::min(from.size(), kPathBytes - 1);
+  std::memcpy(to.text, from.data(), n);
+  to.text[n] = '\0';
+}
+
+void write_text(const char* text) {
+  for (size_t left = std::strlen(text); left > 0;) {
+    const ssize_t n = ::write(STDERR_FILENO, text, left);
+    if (n <= 0) return;
+    text += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
 extern "C" void remove_temps_and_die(int sig) {
   for (TempSlot& t : g_temps) {
     if (t.state.load() == 2) ::unlink(t.path);  // async-signal-safe
+  }
+  if (g_note_state.load() == 1) {
+    const int c = g_note_checkpoint.load();
+    write_text(g_note_before.text);
+    write_text(c >= 0 ? g_note_paths[c].text : g_note_none.text);
+    write_text(g_note_after.text);
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
 
 }  // namespace
+
+void set_interrupt_note(const std::string& before, const std::string& none, const std::string& after) {
+  g_note_state.store(0);
+  copy_text(g_note_before, before);
+  copy_text(g_note_none, none);
+  copy_text(g_note_after, after);
+  g_note_state.store(1);
+}
+
+void set_interrupt_checkpoint(const std::string& path) {
+  static std::mutex writers;  // one writer at a time; the handler reads without it
+  std::lock_guard<std::mutex> lock(writers);
+  const int next = g_note_checkpoint.load() == 0 ? 1 : 0;
+  copy_text(g_note_paths[next], path);
+  g_note_checkpoint.store(next);
+}
 
 void remove_temporary_files_on_signals() {
   struct sigaction sa {};

@@ -55,6 +55,14 @@ class AtomicFile {
 // installs its own handlers, such as the launcher).
 void remove_temporary_files_on_signals();
 
+// The line those signals print on stderr before the process ends, so a
+// user who presses Ctrl-C learns where the run stands: `before`, the newest
+// checkpoint given to set_interrupt_checkpoint (`none` until then), `after`.
+// Nothing is printed until this is called. Each part is cut at 4 KiB.
+void set_interrupt_note(const std::string& before, const std::string& none, const std::string& after);
+// A complete checkpoint was just written at `path` (any thread).
+void set_interrupt_checkpoint(const std::string& path);
+
 // `bytes` as the whole content of `path`, through an AtomicFile.
 void write_file_atomically(const std::string& path, std::span<const std::byte> bytes);
 void write_file_atomically(const std::string& path, std::string_view text);

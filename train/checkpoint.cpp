@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "base/atomic_file.h"
+#include "graph/file_kind.h"
 
 namespace dgcn {
 namespace {
@@ -84,6 +85,11 @@ std::vector<char> read_file(const fs::path& path) {
   TORCH_CHECK(in, "checkpoint ", path.string(), ": cannot open: ", std::strerror(errno));
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   TORCH_CHECK(!in.bad(), "checkpoint ", path.string(), ": read failed");
+  // The reverse of the hint a checkpoint given as --data gets.
+  const auto head = std::as_bytes(std::span<const char>(bytes.data(), std::min<size_t>(bytes.size(), 64)));
+  TORCH_CHECK(file_kind(head) != FileKind::kStore, "checkpoint ", path.string(),
+              ": is a .gcn graph store, not a checkpoint (pass it as --data; a checkpoint is one of "
+              "dgcn-train's --checkpoint folder's .pt files, or the folder itself)");
   return bytes;
 }
 

@@ -1,5 +1,6 @@
 // See Note [Asynchronous checkpoints] in checkpoint_writer.h.
 #include "train/checkpoint_writer.h"
+#include "base/atomic_file.h"
 #include "base/timing.h"
 
 #include <chrono>
@@ -60,7 +61,7 @@ void CheckpointWriter::run() {
     mutex_.unlock();
     std::exception_ptr error;
     try {
-      write_checkpoint(dir_, job.state, job.bytes, job.best);
+      set_interrupt_checkpoint(write_checkpoint(dir_, job.state, job.bytes, job.best));
     } catch (...) {
       error = std::current_exception();
     }

@@ -106,7 +106,8 @@ std::string did_you_mean(CLI::App& app, const CLI::ParseError& e) {
     size_t best_distance = std::max<size_t>(2, typed.size() / 4) + 1;
     for (const CLI::Option* option : target->get_options()) {
       for (const std::string& name : option->get_lnames()) {
-        const size_t d = edit_distance(typed, name);
+        // A flag cut short (--batch for --batch-size) is as near as one typo.
+        const size_t d = typed.size() >= 3 && name.rfind(typed, 0) == 0 ? 1 : edit_distance(typed, name);
         if (d < best_distance) best_distance = d, best = name;
       }
     }

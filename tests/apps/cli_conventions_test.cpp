@@ -59,6 +59,11 @@ TEST(CliConventions, UsageErrorsExitTwoNamingTheFlagAndWhatIsAccepted) {
       {"dgcn-predict", "--checkpoint c --data d --out o --layer -1", "--layer: '-1' must be >= 0"},
       {"dgcn-prep", "synthetic --preset tiny --out x.gcn --threads -2", "--threads: '-2' must be >= 0"},
       {"dgcn-spmm-bench", "--reps 0", "--reps: '0' must be > 0"},
+      {"dgcn-train", "--batch-size 99999999999",
+       "--batch-size: Value 99999999999 not in range 1 to 1073741824"},
+      {"dgcn-predict", "--checkpoint c --data d --out o --nodes tset",
+       "'tset' is not a node set; choose all, train, valid, test or FILE.npy"},
+      {"dgcn-ddp-bench", "--batch 5", "did you mean --batch-size?"},
       // A mistyped flag gets the nearest one the command takes.
       {"dgcn-train", "--num-neighbours 15,10", "did you mean --num-neighbors?"},
       {"dgcn-prep", "synthetic --preset tiny --out x.gcn --thread 2", "did you mean --threads?"},

@@ -203,6 +203,7 @@ TEST_F(DgcnPredict, BadInputsAreClearErrorsAndLeaveNothing) {
       {base + "--checkpoint " + ckpt_ + " --what embeddings --layer 2",
        "layer 2 has no embeddings: this model's hidden layers are 1..1", 1},
       {base + "--checkpoint " + scratch_.file("nowhere"), "no such file or folder", 1},
+      {base + "--checkpoint " + data_, "is a .gcn graph store, not a checkpoint (pass it as --data", 1},
       {base + "--checkpoint " + ckpt_ + " --nodes " + scratch_.file("missing.npy"), "missing.npy", 1},
       {"--data " + data_ + " --checkpoint " + ckpt_ + " --out " + scratch_.file("none/x"),
        "dgcn-predict: error: --out " + scratch_.file("none/x") + ".node_ids.npy: the folder " +

@@ -17,8 +17,8 @@ const std::string kBench = DGCN_SPMM_BENCH_BIN;
 
 TEST(SpmmBenchApp, PrintsConsistentBandwidthFigures) {
   testing::ScratchDir scratch;
-  const auto run =
-      testing::run_command(kBench + " --seeds 64 --reps 2 --stream-mb 8 --threads 1 --features 100", scratch);
+  const auto run = testing::run_command(
+      kBench + " --batch-size 64 --reps 2 --stream-mb 8 --threads 1 --features 100", scratch);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json j = testing::summary_of(run);
   ASSERT_TRUE(j.is_object()) << run.out;

@@ -193,6 +193,35 @@ TEST_F(DgcnTrain, ResumeEqualsAnUninterruptedRun) {
       << other_seed.err;
 }
 
+// Ctrl-C ends the run with a line naming the last good checkpoint and the
+// command that resumes from it; that command works.
+TEST_F(DgcnTrain, CtrlCNamesTheLastGoodCheckpointAndTheResumeCommand) {
+  const std::string ckpt = scratch_.file("ckpt"), err = scratch_.file("int.err");
+  const pid_t run = testing::spawn_shell(command("--epochs 500 --checkpoint " + ckpt) + " 2>" + err);
+  auto checkpointed = [&] {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(ckpt, ec)) return false;
+    for (const auto& e : std::filesystem::directory_iterator(ckpt, ec)) {
+      if (e.path().filename().string().rfind("checkpoint-", 0) == 0) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(testing::wait_until(checkpointed, std::chrono::seconds(60))) << testing::read_text(err);
+  ASSERT_EQ(kill(run, SIGINT), 0);
+  EXPECT_EQ(testing::wait_exit_code(run), 128 + SIGINT);
+  const std::string log = testing::read_text(err);
+  const std::string line = "dgcn-train: interrupted; the last good checkpoint is " + ckpt + "/checkpoint-";
+  const size_t at = log.find(line);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string named = log.substr(at + line.size() - ckpt.size() - 12, ckpt.size() + 21);
+  EXPECT_TRUE(std::filesystem::exists(named)) << named << " is not there: " << log;
+  const size_t resume = log.find("; resume with: ", at);
+  ASSERT_NE(resume, std::string::npos) << log;
+  const std::string again = log.substr(resume + 15, log.find('\n', resume) - resume - 15);
+  EXPECT_NE(again.find("--checkpoint " + ckpt), std::string::npos) << again;
+  EXPECT_EQ(again.substr(again.size() - 9), " --resume") << again;
+}
+
 TEST_F(DgcnTrain, AKilledRankStopsTheJobNamingTheRank) {
   // Rank 1 dies by SIGKILL from outside, as a crash would, once an epoch has
   // ended (rank 0 has written a checkpoint; older ones are removed as newer
