@@ -34,6 +34,20 @@ using testing::run_command;
 using testing::ScratchDir;
 using testing::summary_of;
 
+// The checkpoint files in `dir` whose writing has ended (temporaries, named
+// checkpoint-N.pt.tmp-..., are not counted).
+std::vector<std::string> finished_checkpoints(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("checkpoint-", 0) == 0 && name.size() > 3 && name.substr(name.size() - 3) == ".pt") {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
 // rank -> the param_digest that rank logged ("[rank R] ... param_digest D").
 std::map<int, std::string> logged_digests(const std::string& err) {
   std::map<int, std::string> out;
@@ -198,14 +212,10 @@ TEST_F(DgcnTrain, ResumeEqualsAnUninterruptedRun) {
 TEST_F(DgcnTrain, CtrlCNamesTheLastGoodCheckpointAndTheResumeCommand) {
   const std::string ckpt = scratch_.file("ckpt"), err = scratch_.file("int.err");
   const pid_t run = testing::spawn_shell(command("--epochs 500 --checkpoint " + ckpt) + " 2>" + err);
-  auto checkpointed = [&] {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(ckpt, ec)) return false;
-    for (const auto& e : std::filesystem::directory_iterator(ckpt, ec)) {
-      if (e.path().filename().string().rfind("checkpoint-", 0) == 0) return true;
-    }
-    return false;
-  };
+  // Two finished checkpoints: the writer thread has named the first in the
+  // interrupt note before it began the second (a file alone is not enough:
+  // the note is set just after the rename, and a temporary shares the prefix).
+  auto checkpointed = [&] { return finished_checkpoints(ckpt).size() >= 2; };
   ASSERT_TRUE(testing::wait_until(checkpointed, std::chrono::seconds(60))) << testing::read_text(err);
   ASSERT_EQ(kill(run, SIGINT), 0);
   EXPECT_EQ(testing::wait_exit_code(run), 128 + SIGINT);
@@ -232,14 +242,7 @@ TEST_F(DgcnTrain, AKilledRankStopsTheJobNamingTheRank) {
   const pid_t launcher =
       testing::spawn_shell(command("--epochs 500 --nproc-per-node 2 --timeout 20 --checkpoint " + ckpt) +
                            " >" + out + " 2>" + err);
-  auto checkpointed = [&] {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(ckpt, ec)) return false;
-    for (const auto& e : std::filesystem::directory_iterator(ckpt, ec)) {
-      if (e.path().filename().string().rfind("checkpoint-", 0) == 0) return true;
-    }
-    return false;
-  };
+  auto checkpointed = [&] { return !finished_checkpoints(ckpt).empty(); };
   ASSERT_TRUE(testing::wait_until(checkpointed, std::chrono::seconds(60))) << testing::read_text(err);
   pid_t victim = -1;
   for (pid_t child : testing::children_of(launcher)) {
