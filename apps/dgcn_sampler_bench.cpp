@@ -32,10 +32,9 @@ int main(int argc, char** argv) {
   dgcn::cli::add_fanouts(app, "--num-neighbors", o.fanouts,
                          "fanouts per layer, hop 0 first, comma separated; -1 takes all neighbours");
   app.add_option("--batch-size", o.batch_size, "seed nodes per batch")->check(dgcn::cli::kPositive);
-  app.add_option("--threads", o.threads,
-                 "thread counts to measure, comma separated; each runs that many loader workers, and as many "
-                 "threads inside one batch for the intra-batch figure")
-      ->delimiter(',');
+  dgcn::cli::add_list(app, "--threads", o.threads,
+                      "thread counts to measure, comma separated; each runs that many loader workers, and as "
+                      "many threads inside one batch for the intra-batch figure");
   app.add_option("--batches", o.batches, "measured batches per run (after a warm-up)")
       ->check(dgcn::cli::kPositive);
   app.add_option("--seed", o.seed, "random seed of the shuffle and the sampling");

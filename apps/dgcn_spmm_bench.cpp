@@ -21,9 +21,8 @@ int main(int argc, char** argv) {
   dgcn::cli::setup(app, "dgcn-spmm-bench");
   dgcn::cli::add_fanouts(app, "--num-neighbors", o.batch.fanouts,
                          "Fanouts of the modelled batch, hop 0 first");
-  app.add_option("--new-fraction", o.batch.new_fraction,
-                 "Per hop, the chance a sampled neighbour is a node not seen before")
-      ->delimiter(',');
+  dgcn::cli::add_list(app, "--new-fraction", o.batch.new_fraction,
+                      "Per hop, the chance a sampled neighbour is a node not seen before, comma separated");
   app.add_option("--batch-size", o.batch.seeds,
                  "Seed nodes of the modelled batch (dgcn-train's --batch-size)")
       ->check(dgcn::cli::kPositive);

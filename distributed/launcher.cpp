@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/error_report.h"
 #include "distributed/rank_env.h"
 
 extern char** environ;
@@ -31,15 +32,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Variables the launcher owns: inherited values are replaced, never mixed.
-constexpr std::array<const char*, 9> kRankVariables = {"RANK",
-                                                       "WORLD_SIZE",
-                                                       "LOCAL_RANK",
-                                                       "LOCAL_WORLD_SIZE",
-                                                       "MASTER_ADDR",
-                                                       "MASTER_PORT",
-                                                       "GROUP_RANK",
-                                                       "TORCHELASTIC_USE_AGENT_STORE",
-                                                       "TORCHELASTIC_RESTART_COUNT"};
+constexpr std::array<const char*, 10> kRankVariables = {"RANK",
+                                                        "WORLD_SIZE",
+                                                        "LOCAL_RANK",
+                                                        "LOCAL_WORLD_SIZE",
+                                                        "MASTER_ADDR",
+                                                        "MASTER_PORT",
+                                                        "GROUP_RANK",
+                                                        "TORCHELASTIC_USE_AGENT_STORE",
+                                                        "TORCHELASTIC_RESTART_COUNT",
+                                                        kErrorSocketVariable};
 
 // The write end of the self-pipe that SIGINT/SIGTERM/SIGHUP handlers write
 // the signal number into (one launcher at a time per process).
@@ -84,6 +86,44 @@ class SignalPipe {
  private:
   int fds_[2] = {-1, -1};
   std::array<struct sigaction, kForwardedSignals.size()> old_{};
+};
+
+// The ranks' error lines of one start (Note [One error per job] in
+// base/error_report.h): a datagram socket pair, one end inherited by every
+// rank, the other read here; each distinct line is kept once, in order.
+class ErrorInbox {
+ public:
+  ErrorInbox() {
+    DGCN_CHECK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, fds_) == 0,
+               "launcher: socketpair failed: {}", std::strerror(errno));
+    DGCN_CHECK(fcntl(fds_[0], F_SETFL, O_NONBLOCK) == 0, "launcher: fcntl failed: {}", std::strerror(errno));
+  }
+  ~ErrorInbox() {
+    close(fds_[0]);
+    close(fds_[1]);
+  }
+  ErrorInbox(const ErrorInbox&) = delete;
+  ErrorInbox& operator=(const ErrorInbox&) = delete;
+
+  int read_fd() const { return fds_[0]; }
+  int rank_fd() const { return fds_[1]; }
+  // Reads every waiting line (the ranks send without blocking: a full
+  // queue sends them to stderr instead, so this is also called as they come).
+  void drain() {
+    std::string buffer(64 * 1024, '\0');
+    for (;;) {
+      const ssize_t n = recv(fds_[0], buffer.data(), buffer.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      std::string line(buffer.data(), static_cast<size_t>(n));
+      if (std::find(lines_.begin(), lines_.end(), line) == lines_.end()) lines_.push_back(std::move(line));
+    }
+  }
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  int fds_[2] = {-1, -1};
+  std::vector<std::string> lines_;
 };
 
 struct Child {
@@ -179,7 +219,7 @@ LaunchOptions resolved(LaunchOptions options) {
 }
 
 pid_t start_rank(const std::string& program, std::vector<char*>& argv, std::vector<char*>& envp,
-                 pid_t launcher) {
+                 pid_t launcher, int inherited_fd) {
   // The forwarded signals stay blocked across fork: a child stopped right
   // after fork (a peer failed at once) must not run the launcher's handler,
   // which would write into the launcher's own signal pipe; the child resets
@@ -202,6 +242,7 @@ pid_t start_rank(const std::string& program, std::vector<char*>& argv, std::vect
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    fcntl(inherited_fd, F_SETFD, 0);  // the error socket survives execve
     execve(program.c_str(), argv.data(), envp.data());
     const char msg[] = "dgcn launcher: execve failed for the rank program\n";
     [[maybe_unused]] auto n = write(2, msg, sizeof(msg) - 1);
@@ -287,13 +328,15 @@ LaunchResult run_attempt(const LaunchOptions& options, const std::vector<std::st
   std::vector<Child> children;
   pid_t self = getpid();
   LaunchResult result;
+  ErrorInbox errors;
   try {
     for (int local = 0; local < options.nproc_per_node; ++local) {
       std::vector<std::string> env = rank_environment(options, local, world_size, attempt);
+      env.push_back(fmt::format("{}={}", kErrorSocketVariable, errors.rank_fd()));
       std::vector<char*> c_env = c_strings(env);
       Child child;
       child.rank = options.node_rank * options.nproc_per_node + local;
-      child.pid = start_rank(argv[0], c_argv, c_env, self);
+      child.pid = start_rank(argv[0], c_argv, c_env, self, errors.rank_fd());
       child.pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0));
       children.push_back(child);
     }
@@ -320,6 +363,7 @@ LaunchResult run_attempt(const LaunchOptions& options, const std::vector<std::st
   while (running() > 0) {
     std::vector<pollfd> fds;
     fds.push_back({signals.read_fd(), POLLIN, 0});
+    fds.push_back({errors.read_fd(), POLLIN, 0});
     bool all_pidfds = true;
     for (auto& c : children) {
       if (!c.running) continue;
@@ -341,6 +385,7 @@ LaunchResult run_attempt(const LaunchOptions& options, const std::vector<std::st
       signal_all(children, SIGKILL);
       killed = true;
     }
+    errors.drain();
     if (int signo = signals.drain(); signo != 0 && interrupted_by == 0) {
       interrupted_by = signo;
       spdlog::warn("launcher: received signal {} ({}); stopping the ranks", signo, strsignal(signo));
@@ -369,6 +414,10 @@ LaunchResult run_attempt(const LaunchOptions& options, const std::vector<std::st
     }
   }
 
+  // Each distinct error once, before the launcher's own line about the ranks.
+  errors.drain();
+  result.rank_errors = errors.lines();
+  for (const std::string& line : result.rank_errors) report_error_line(line);
   if (result.failed_rank) {
     int others = static_cast<int>(children.size()) - 1;
     result.message += others > 0 ? fmt::format("; stopped the other {} local rank(s)", others) : "";

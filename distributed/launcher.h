@@ -65,6 +65,9 @@ struct LaunchResult {
   std::optional<int> failed_rank;  // global rank of the first rank that failed
   std::string message;             // one line for stderr; empty on success
   int restarts = 0;                // how often the ranks were started again
+  // The distinct error lines the ranks of the last start reported, printed
+  // once each on stderr (Note [One error per job] in base/error_report.h).
+  std::vector<std::string> rank_errors;
 };
 
 // Starts options.nproc_per_node processes running `argv` (argv[0] is the

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "base/error_report.h"
 #include "base/version.h"
 
 namespace dgcn::cli {
@@ -225,16 +226,10 @@ std::string plain_message(const std::exception& e) {
 
 namespace {
 
-// One write(2) per error line, so the lines of ranks sharing a terminal or a
-// pipe never interleave.
+// One line per error, sent to the launcher or printed in one write(2) (Note
+// [One error per job] in base/error_report.h).
 void print_error(const std::string& binary, const std::string& what) {
-  const std::string line = binary + ": error: " + what + "\n";
-  std::cerr.flush();
-  for (size_t done = 0; done < line.size();) {
-    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
+  report_error_line(binary + ": error: " + what + "\n");
 }
 
 }  // namespace

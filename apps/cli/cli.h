@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -68,6 +70,52 @@ CLI::Option* add_fanouts(CLI::App& app, const std::string& name, std::vector<int
                          const std::string& help);
 // The parser behind add_fanouts; throws CLI::ValidationError.
 std::vector<int64_t> parse_fanouts(const std::string& text);
+
+// A comma-separated list of numbers in one argument (--threads 1,2), the one
+// list syntax of every binary: in "--threads 1 2" the 2 is an unexpected
+// argument, a usage error. "1,,2" and "1,x" are errors naming the element.
+template <class T>
+std::vector<T> parse_list(const std::string& text) {
+  const std::string expected = "expected comma-separated numbers, e.g. 1,2";
+  if (text.empty()) throw CLI::ValidationError("the list is empty; " + expected);
+  std::vector<T> out;
+  size_t begin = 0;
+  for (int element = 1;; ++element) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    T v{};
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+      throw CLI::ValidationError("'" + text + "': element " + std::to_string(element) + " '" + item +
+                                 "' is not a number; " + expected);
+    }
+    out.push_back(v);
+    if (end == text.size()) return out;
+    begin = end + 1;
+  }
+}
+
+template <class T>
+CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<T>& values,
+                      const std::string& help) {
+  std::string shown;
+  for (const T& v : values) shown += (shown.empty() ? "" : ",") + CLI::detail::to_string(v);
+  CLI::Option* opt = app.add_option_function<std::string>(
+      name, [&values](const std::string& text) { values = parse_list<T>(text); }, help);
+  opt->type_name("LIST");
+  if (!shown.empty()) opt->default_str(shown);
+  opt->check(CLI::Validator(  // at parse time: a usage error naming the flag
+      [](std::string& text) {
+        try {
+          parse_list<T>(text);
+        } catch (const CLI::ValidationError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      ""));
+  return opt;
+}
 
 // --device cpu|cuda|cuda:N, kept as typed; device_index() tells them apart.
 CLI::Option* add_device(CLI::App& app, std::string& device, const std::string& help);

@@ -68,6 +68,11 @@ TEST(CliConventions, UsageErrorsExitTwoNamingTheFlagAndWhatIsAccepted) {
       {"dgcn-train", "--num-neighbours 15,10", "did you mean --num-neighbors?"},
       {"dgcn-prep", "synthetic --preset tiny --out x.gcn --thread 2", "did you mean --threads?"},
       {"dgcn-sampler-bench", "--data /dev/null --batch-sise 5", "did you mean --batch-size?"},
+      // One list syntax: commas, in one argument.
+      {"dgcn-sampler-bench", "--data /dev/null --threads 1 2", "The following argument was not expected: 2"},
+      {"dgcn-sampler-bench", "--data /dev/null --threads 1,x",
+       "--threads: '1,x': element 2 'x' is not a number"},
+      {"dgcn-spmm-bench", "--new-fraction 0.9 0.5", "The following argument was not expected: 0.5"},
   };
   for (const Case& c : cases) {
     if (!std::filesystem::exists(bin(c.binary))) continue;

@@ -232,6 +232,29 @@ TEST_F(DgcnTrain, CtrlCNamesTheLastGoodCheckpointAndTheResumeCommand) {
   EXPECT_EQ(again.substr(again.size() - 9), " --resume") << again;
 }
 
+// Every rank finds the store damaged; the user reads it once (Note [One
+// error per job] in base/error_report.h), and the launcher's own line.
+TEST_F(DgcnTrain, AnErrorEveryRankHitsIsPrintedOnce) {
+  const std::string bad = scratch_.file("cut.gcn");
+  {
+    std::ifstream in(data_, std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(bad, std::ios::binary) << head;
+  }
+  auto r = run_command(kTrain + " --data " + bad + " --nproc-per-node 2 --epochs 1 --threads 1 --timeout 30",
+                       scratch_);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  size_t lines = 0;
+  for (size_t at = r.err.find("dgcn-train: error: "); at != std::string::npos;
+       at = r.err.find("dgcn-train: error: ", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << r.err;
+  EXPECT_NE(r.err.find("header says the file has"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("launcher: rank "), std::string::npos) << r.err;
+}
+
 TEST_F(DgcnTrain, AKilledRankStopsTheJobNamingTheRank) {
   // Rank 1 dies by SIGKILL from outside, as a crash would, once an epoch has
   // ended (rank 0 has written a checkpoint; older ones are removed as newer
