@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 import dgcn
 from dgcn.loader import NeighborLoader
-from dgcn.nn import GCNConv
+from dgcn.nn import GCNConv, relu_dropout, trim_to_layer
 
 
 class GCN(torch.nn.Module):
@@ -36,11 +36,20 @@ class GCN(torch.nn.Module):
             GCNConv(i, o) for i, o in zip(sizes, sizes[1:] + [out_channels]))
         self.dropout = dropout
 
-    def forward(self, x, edge_index, deg=None):
+    def forward(self, x, edge_index, deg=None, num_sampled_nodes=None,
+                num_sampled_edges=None, n_id=None):
         for i, conv in enumerate(self.convs):
-            x = conv(x, edge_index, deg)
+            if num_sampled_nodes is None:  # the full graph
+                x = conv(x, edge_index, deg)
+            else:  # a batch: each layer computes only what the next reads
+                ei, d, _, num_dst = trim_to_layer(
+                    i, num_sampled_nodes, num_sampled_edges, edge_index, deg)
+                # n_id: the first layer reads its rows of the store's x
+                x = conv(x, ei, d, num_dst=num_dst,
+                         n_id=n_id if i == 0 else None)
             if i < len(self.convs) - 1:
-                x = F.dropout(x.relu(), p=self.dropout, training=self.training)
+                # F.dropout(x.relu(), ...) in one pass
+                x = relu_dropout(x, p=self.dropout, training=self.training)
         return x
 
 
@@ -64,6 +73,9 @@ def param_checksum(model):
 
 def run(args):
     device = torch.device(args.device)
+    if args.read_store and device.type != 'cpu':
+        raise SystemExit('gcn_ddp.py: --read-store reads the store on the CPU;'
+                         ' on a GPU the batches carry their features')
     backend = 'nccl' if device.type == 'cuda' else 'gloo'
     dist.init_process_group(backend)
     rank, world_size = dist.get_rank(), dist.get_world_size()
@@ -71,14 +83,18 @@ def run(args):
         device = torch.device('cuda', int(os.environ.get('LOCAL_RANK', 0)))
         torch.cuda.set_device(device)
     torch.set_num_threads(args.threads)
+    if device.type == 'cpu' and args.cpu_cache_gb > 0:
+        dgcn.enable_cpu_cache(int(args.cpu_cache_gb * (1 << 30)))
 
     store = dgcn.data.open_store(args.data, num_threads=args.threads)
-    data = dgcn.data.to_pyg(store)
+    # The full graph as PyG Data, for the layer-wise evaluation only.
+    data = None if args.no_eval else dgcn.data.to_pyg(store)
     # rank and world_size come from torch.distributed.
     train_loader = NeighborLoader(store, num_neighbors=args.num_neighbors,
                                   batch_size=args.batch_size,
                                   input_nodes=store.train_index, shuffle=True,
-                                  seed=args.seed, num_workers=args.workers)
+                                  seed=args.seed, num_workers=args.workers,
+                                  gather_features=not args.read_store)
 
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     model = GCN(store.num_features, args.hidden, store.num_classes).to(device)
@@ -96,7 +112,13 @@ def run(args):
                 break
             batch = batch.to(device)
             optimizer.zero_grad()
-            out = model(batch.x, batch.edge_index, batch.deg)
+            if args.read_store:  # the first layer reads the store's rows
+                out = model(store.x, batch.edge_index, batch.deg,
+                            batch.num_sampled_nodes, batch.num_sampled_edges,
+                            batch.n_id)
+            else:
+                out = model(batch.x, batch.edge_index, batch.deg,
+                            batch.num_sampled_nodes, batch.num_sampled_edges)
             out = out[:batch.batch_size]
             loss = F.cross_entropy(out, batch.y[:batch.batch_size],
                                    ignore_index=-1)
@@ -147,6 +169,13 @@ if __name__ == '__main__':
                         '(timing runs; 0: all)')
     parser.add_argument('--no-eval', action='store_true',
                         help='skip the full-graph evaluation (timing runs)')
+    parser.add_argument('--read-store', action='store_true',
+                        help='no feature rows in the batches: the first '
+                        'layer reads them from the store (as dgcn-train '
+                        'does on the CPU)')
+    parser.add_argument('--cpu-cache-gb', type=float, default=4.0,
+                        help='freed large CPU tensors kept for reuse '
+                        '(dgcn.enable_cpu_cache; 0: torch\'s allocator)')
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--out', help='write rank-R.json files here')
     run(parser.parse_args())

@@ -1,17 +1,17 @@
 """GCN layers over dgcn's SpMM (``torch.ops.dgcn.spmm``, with autograd)."""
 import math
-from typing import Optional
+from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from . import _C
 
-__all__ = ['GCNConv', 'gcn_norm']
+__all__ = ['GCNConv', 'gcn_norm', 'relu_dropout', 'trim_to_layer']
 
 
 def gcn_norm(edge_index: Tensor, num_nodes: int,
-             deg: Optional[Tensor] = None):
+             deg: Optional[Tensor] = None, num_dst: Optional[int] = None):
     r"""The normalized adjacency :math:`\hat{A}` of :obj:`edge_index` as CSR
     tensors ``(rowptr, col, value)``, row ``i`` aggregating into node ``i``
     (``models/gcn_norm.h``).
@@ -20,9 +20,55 @@ def gcn_norm(edge_index: Tensor, num_nodes: int,
     as :func:`torch_geometric.nn.conv.gcn_conv.gcn_norm`. With :obj:`deg`
     (every node's degree in the full graph, e.g. a :class:`NeighborLoader`
     batch's ``deg``): dgcn's unbiased normalization of a sampled batch, each
-    sampled row rescaled by ``deg / sampled``.
+    sampled row rescaled by ``deg / sampled``. With :obj:`num_dst`: only the
+    rows of the first :obj:`num_dst` nodes, which every edge must target.
     """
-    return torch.ops.dgcn.gcn_norm(edge_index, num_nodes, deg)
+    return torch.ops.dgcn.gcn_norm(edge_index, num_nodes, deg, num_dst)
+
+
+def relu_dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    r"""``F.dropout(x.relu(), p, training)`` in one pass over :obj:`x`, the
+    backward pass recomputing the mask instead of storing it (CPU; on other
+    devices torch's own ops). The mask is drawn from torch's generator, so
+    :func:`torch.manual_seed` makes it reproducible."""
+    if not 0 <= p < 1:
+        raise ValueError(f"relu_dropout: p = {p} is not in [0, 1)")
+    return torch.ops.dgcn.relu_dropout(x, float(p), bool(training))
+
+
+def trim_to_layer(
+    layer: int,
+    num_sampled_nodes: List[int],
+    num_sampled_edges: List[int],
+    edge_index: Tensor,
+    deg: Optional[Tensor] = None,
+) -> Tuple[Tensor, Optional[Tensor], int, int]:
+    r"""What layer :obj:`layer` of a GCN with one layer per hop of a
+    :class:`~dgcn.loader.NeighborLoader` batch reads and computes, as
+    :func:`torch_geometric.utils.trim_to_layer` but also leaving out the rows
+    no later layer reads: layer ``i`` of ``L`` reads the nodes of hops
+    ``0..L-i`` and computes those of hops ``0..L-1-i`` (the seeds at the last
+    layer), along the edges into them.
+
+    Returns ``(edge_index, deg, num_src, num_dst)``: the edges and degrees
+    to pass to :class:`GCNConv` with ``num_dst``, and the rows the layer's
+    input has (``x.size(0)``) and its output will have. With :obj:`deg` the
+    seeds' outputs equal those of the untrimmed batch.
+    """
+    num_layers = len(num_sampled_edges)
+    if len(num_sampled_nodes) != num_layers + 1:
+        raise ValueError(f"trim_to_layer: {len(num_sampled_nodes)} hops of "
+                         f"nodes for {num_layers} hops of edges")
+    if not 0 <= layer < num_layers:
+        raise ValueError(f"trim_to_layer: layer = {layer} is not in "
+                         f"[0, {num_layers})")
+    num_src = sum(num_sampled_nodes[:num_layers + 1 - layer])
+    num_dst = sum(num_sampled_nodes[:num_layers - layer])
+    edge_index = edge_index.narrow(1, 0, sum(num_sampled_edges[:num_layers -
+                                                               layer]))
+    if deg is not None:
+        deg = deg.narrow(0, 0, num_src)
+    return edge_index, deg, num_src, num_dst
 
 
 class GCNConv(torch.nn.Module):
@@ -38,8 +84,14 @@ class GCNConv(torch.nn.Module):
         cached (bool, optional): keep :math:`\hat{A}` of the first call (a
             full graph, transductive learning). (default: :obj:`False`)
 
-    ``forward(x, edge_index, deg=None)``: :obj:`deg` selects the unbiased
-    normalization of a sampled batch (:func:`gcn_norm`).
+    ``forward(x, edge_index, deg=None, num_dst=None, n_id=None)``:
+    :obj:`deg` selects the unbiased normalization of a sampled batch,
+    :obj:`num_dst` computes only the first rows (:func:`gcn_norm`,
+    :func:`trim_to_layer`). With :obj:`n_id`, :obj:`x` holds the features of
+    every node of the graph (e.g. a store's ``x``, mapped, not copied) and
+    the batch's node ``i`` is row ``n_id[i]``: the layer reads only the rows
+    it needs, so a :class:`~dgcn.loader.NeighborLoader` with
+    ``gather_features=False`` need not copy them into every batch.
     """
     def __init__(self, in_channels: int, out_channels: int, bias: bool = True,
                  cached: bool = False):
@@ -64,16 +116,24 @@ class GCNConv(torch.nn.Module):
         self._cached_adj = None
 
     def forward(self, x: Tensor, edge_index: Tensor,
-                deg: Optional[Tensor] = None) -> Tensor:
+                deg: Optional[Tensor] = None,
+                num_dst: Optional[int] = None,
+                n_id: Optional[Tensor] = None) -> Tensor:
+        num_src = x.size(0) if n_id is None else n_id.numel()
         adj = self._cached_adj
         if adj is None:
-            adj = gcn_norm(edge_index, x.size(0), deg)
+            adj = gcn_norm(edge_index, num_src, deg, num_dst)
+            if n_id is not None:  # columns: rows of x, the whole graph's
+                rowptr, col, value = adj
+                adj = rowptr, n_id.index_select(0, col.long()).int(), value
             if self.cached:
                 self._cached_adj = adj
         rowptr, col, value = adj
-        if _C.aggregate_first(x.size(0), x.size(0), col.numel(),
-                              self.in_channels, self.out_channels,
-                              self.training, x.requires_grad):
+        # With n_id, x is the whole graph's: only aggregating first reads
+        # just the batch's rows of it.
+        if n_id is not None or _C.aggregate_first(
+                rowptr.numel() - 1, num_src, col.numel(), self.in_channels,
+                self.out_channels, self.training, x.requires_grad):
             out = self.lin(torch.ops.dgcn.spmm(rowptr, col, value, x))
         else:
             out = torch.ops.dgcn.spmm(rowptr, col, value, self.lin(x))

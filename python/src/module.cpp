@@ -29,6 +29,7 @@
 #include "datasets/store_assembly.h"
 #include "graph/graph_store.h"
 #include "graph/store_format.h"
+#include "models/cpu_allocator.h"
 #include "models/gcn.h"
 #include "models/spmm.h"
 #include "sampling/loader.h"
@@ -347,6 +348,18 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "dgcn's C++ engine: stores, the neighbour loader, epoch plans (python/src/module.cpp)";
   m.attr("__version__") = dgcn::dgcn_version();
   m.def("spmm_has_cuda", &dgcn::spmm_has_cuda);
+  m.def("install_caching_cpu_allocator", &dgcn::install_caching_cpu_allocator, py::arg("max_cached_bytes"),
+        "torch's CPU allocator keeps freed large blocks for reuse (models/cpu_allocator.h).");
+  m.def("cpu_allocator_stats", [] {
+    const dgcn::CpuAllocatorStats s = dgcn::cpu_allocator_stats();
+    py::dict d;
+    d["installed"] = s.installed;
+    d["large_allocations"] = s.large_allocations;
+    d["reused"] = s.reused;
+    d["mapped_bytes"] = s.mapped_bytes;
+    d["cached_bytes"] = s.cached_bytes;
+    return d;
+  });
   m.def(
       "aggregate_first",
       [](int64_t num_dst, int64_t num_src, int64_t nnz, int64_t in_features, int64_t out_features,

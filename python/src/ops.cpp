@@ -2,11 +2,14 @@
 // (dgcn.nn), registered with TORCH_LIBRARY so that autograd, torch.compile's
 // graph capture and TorchScript see them as ordinary operators.
 //
-//   rowptr, col, value = torch.ops.dgcn.gcn_norm(edge_index, num_nodes, deg)
+//   rowptr, col, value = torch.ops.dgcn.gcn_norm(edge_index, num_nodes, deg, num_dst)
 //   out = torch.ops.dgcn.spmm(rowptr, col, value, x)      # Â · x, with autograd
+//   y = torch.ops.dgcn.relu_dropout(x, p, training)       # dropout(relu(x)), fused
 //
-// Both are thin: the normalization is models/gcn_norm.h's normalize_block
-// over the edges as one block, the product models/spmm.h's spmm_autograd.
+// All are thin: the normalization is models/gcn_norm.h's normalize_block
+// over the edges as one block, the product models/spmm.h's spmm_autograd,
+// the dropout models/dropout.h's (one pass; the backward pass recomputes the
+// mask from a key drawn from torch's generator, so torch.manual_seed seeds it).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "models/batch_tensors.h"
+#include "models/dropout.h"
 #include "models/spmm.h"
 #include "sampling/sampled_batch.h"
 
@@ -24,32 +28,38 @@ namespace dgcn {
 namespace {
 
 // The edges src -> dst of edge_index [2, E] (row 0 the source, row 1 the
-// target: PyG's flow "source_to_target") as one block whose row i lists the
+// target: PyG's flow "source_to_target") as one block of `num_dst` rows over
+// `num_nodes` columns (the targets are the first num_dst nodes, as in a
+// sampled batch's layer: sampling/sampled_batch.h) whose row i lists the
 // sources of i's incoming edges in input order; self-loops are dropped
-// (normalize_block adds one per node, as PyG's add_remaining_self_loops does
+// (normalize_block adds one per row, as PyG's add_remaining_self_loops does
 // for unweighted graphs).
-Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes) {
+Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes, int64_t num_dst) {
   TORCH_CHECK(edge_index.dim() == 2 && edge_index.size(0) == 2, "gcn_norm: edge_index must be [2, E] (got ",
               edge_index.sizes(), ")");
   TORCH_CHECK(edge_index.scalar_type() == at::kLong, "gcn_norm: edge_index must be int64 (got ",
               edge_index.scalar_type(), ")");
   TORCH_CHECK(num_nodes >= 0 && num_nodes <= std::numeric_limits<int32_t>::max(),
               "gcn_norm: num_nodes = ", num_nodes, " is not in [0, 2^31)");
+  TORCH_CHECK(num_dst >= 0 && num_dst <= num_nodes, "gcn_norm: num_dst = ", num_dst,
+              " is not in [0, num_nodes = ", num_nodes, "]");
   const at::Tensor e = edge_index.to(at::kCPU).contiguous();
   const int64_t m = e.size(1);
   const int64_t* src = e.data_ptr<int64_t>();
   const int64_t* dst = src + m;
   Block block;
-  block.num_dst = num_nodes;
+  block.num_dst = num_dst;
   block.num_src = num_nodes;
-  block.indptr.assign(static_cast<size_t>(num_nodes) + 1, 0);
+  block.indptr.assign(static_cast<size_t>(num_dst) + 1, 0);
   for (int64_t k = 0; k < m; ++k) {
     TORCH_CHECK(src[k] >= 0 && src[k] < num_nodes && dst[k] >= 0 && dst[k] < num_nodes,
                 "gcn_norm: edge_index[:, ", k, "] = (", src[k], ", ", dst[k],
                 ") is not a pair of node ids in [0, ", num_nodes, ")");
+    TORCH_CHECK(dst[k] < num_dst, "gcn_norm: edge_index[:, ", k, "] = (", src[k], ", ", dst[k],
+                ") targets node ", dst[k], ", past the num_dst = ", num_dst, " rows computed");
     if (src[k] != dst[k]) ++block.indptr[static_cast<size_t>(dst[k]) + 1];
   }
-  for (int64_t i = 0; i < num_nodes; ++i) block.indptr[i + 1] += block.indptr[i];
+  for (int64_t i = 0; i < num_dst; ++i) block.indptr[i + 1] += block.indptr[i];
   block.indices.resize(static_cast<size_t>(block.indptr.back()));
   std::vector<int64_t> next(block.indptr.begin(), block.indptr.end() - 1);
   for (int64_t k = 0; k < m; ++k) {
@@ -64,9 +74,11 @@ Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes) {
 // (self-loops, symmetric normalization). With `deg` (each node's degree in
 // the full graph, e.g. a NeighborLoader batch's `deg`), sampled rows are
 // rescaled by d / k: dgcn's unbiased estimate of the full-graph layer.
+// `num_dst` rows (default: num_nodes) skip the nodes a layer only reads.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edge_index, int64_t num_nodes,
-                                                           const std::optional<at::Tensor>& deg) {
-  const Block block = block_of_edges(edge_index, num_nodes);
+                                                           const std::optional<at::Tensor>& deg,
+                                                           std::optional<int64_t> num_dst) {
+  const Block block = block_of_edges(edge_index, num_nodes, num_dst.value_or(num_nodes));
   std::vector<int32_t> degree(static_cast<size_t>(num_nodes));
   if (deg.has_value() && deg->defined()) {
     TORCH_CHECK(deg->dim() == 1 && deg->size(0) == num_nodes,
@@ -81,9 +93,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edg
       degree[i] = static_cast<int32_t>(p[i]);
     }
   } else {
-    for (int64_t i = 0; i < num_nodes; ++i) {
+    for (int64_t i = 0; i < block.num_dst; ++i) {
       degree[i] = static_cast<int32_t>(block.indptr[i + 1] - block.indptr[i]);
-    }
+    }  // the nodes past num_dst have no incoming edge: in-degree 0
   }
   CsrTensor a = block_adjacency(block, degree);
   return {a.indptr, a.indices, a.values};
@@ -112,7 +124,10 @@ at::Tensor spmm_op(const at::Tensor& rowptr, const at::Tensor& col, const at::Te
 }  // namespace dgcn
 
 TORCH_LIBRARY(dgcn, m) {
-  m.def("gcn_norm(Tensor edge_index, int num_nodes, Tensor? deg=None) -> (Tensor, Tensor, Tensor)",
-        &dgcn::gcn_norm_op);
+  m.def(
+      "gcn_norm(Tensor edge_index, int num_nodes, Tensor? deg=None, int? num_dst=None) -> (Tensor, Tensor, "
+      "Tensor)",
+      &dgcn::gcn_norm_op);
   m.def("spmm(Tensor rowptr, Tensor col, Tensor value, Tensor x) -> Tensor", &dgcn::spmm_op);
+  m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor", &dgcn::relu_dropout);
 }

@@ -86,6 +86,82 @@ def test_unbiased_normalization_rescales_sampled_rows():
     assert torch.allclose(value[:3], torch.tensor(want))
 
 
+@pytest.mark.parametrize('out_channels', [8, 2000])  # both aggregation orders
+def test_trimmed_layers_give_the_seeds_the_untrimmed_outputs(cora_store,
+                                                             out_channels):
+    # A 3-layer GCN computing only what the next layer reads (trim_to_layer,
+    # num_dst) gives the seeds the outputs, and the weights the gradients, of
+    # the same GCN over the whole batch.
+    loader = NeighborLoader(cora_store, num_neighbors=[5, 4, 3],
+                            batch_size=64, seed=3)
+    batch = next(iter(loader))
+    assert len(batch.num_sampled_nodes) == 4
+    assert len(batch.num_sampled_edges) == 3
+    torch.manual_seed(3)
+    sizes = [cora_store.num_features, out_channels, 16, 7]
+    convs = [dgcn.nn.GCNConv(i, o) for i, o in zip(sizes, sizes[1:])]
+    whole = batch.x
+    trimmed = batch.x
+    rows = []
+    for i, conv in enumerate(convs):
+        whole = conv(whole, batch.edge_index, batch.deg)
+        ei, deg, num_src, num_dst = dgcn.nn.trim_to_layer(
+            i, batch.num_sampled_nodes, batch.num_sampled_edges,
+            batch.edge_index, batch.deg)
+        assert trimmed.size(0) == num_src
+        trimmed = conv(trimmed, ei, deg, num_dst=num_dst)
+        rows.append(trimmed.size(0))
+        if i < 2:
+            whole, trimmed = whole.relu(), trimmed.relu()
+    assert rows[-1] == batch.batch_size
+    assert rows[0] < batch.num_nodes  # the last hop is read, not computed
+    seeds = whole[:batch.batch_size]
+    assert _rel_err(trimmed, seeds) <= 1e-5
+    seeds.sum().backward()
+    grads = [c.lin.weight.grad.clone() for c in convs]
+    for c in convs:
+        c.lin.weight.grad = None
+    trimmed.sum().backward()
+    for c, g in zip(convs, grads):
+        assert _rel_err(c.lin.weight.grad, g) <= 1e-5
+
+
+@pytest.mark.parametrize('out_channels', [8, 2000])
+def test_a_first_layer_reading_the_store_equals_gathered_rows(cora_store,
+                                                              out_channels):
+    # x = the store's whole feature matrix with n_id, against the loader's
+    # gathered batch.x: the same outputs and weight gradients.
+    def first_batch(gather):
+        loader = NeighborLoader(cora_store, num_neighbors=[6, 4],
+                                batch_size=50, seed=4,
+                                gather_features=gather)
+        return next(iter(loader))
+
+    gathered, bare = first_batch(True), first_batch(False)
+    assert bare.x is None
+    assert torch.equal(gathered.n_id, bare.n_id)
+    torch.manual_seed(4)
+    conv = dgcn.nn.GCNConv(cora_store.num_features, out_channels)
+    ei, deg, _, num_dst = dgcn.nn.trim_to_layer(
+        0, bare.num_sampled_nodes, bare.num_sampled_edges, bare.edge_index,
+        bare.deg)
+    want = conv(gathered.x, ei, deg, num_dst=num_dst)
+    want.square().sum().backward()
+    grad = conv.lin.weight.grad.clone()
+    conv.lin.weight.grad = None
+    got = conv(cora_store.x, ei, deg, num_dst=num_dst, n_id=bare.n_id)
+    assert got.shape == (num_dst, out_channels)
+    assert _rel_err(got, want) <= 1e-5
+    got.square().sum().backward()
+    assert _rel_err(conv.lin.weight.grad, grad) <= 1e-5
+
+
+def test_num_dst_refuses_an_edge_into_a_row_it_leaves_out():
+    edge_index = torch.tensor([[0, 1], [1, 2]])
+    with pytest.raises(RuntimeError, match='past the num_dst = 2 rows'):
+        dgcn.nn.gcn_norm(edge_index, 3, None, 2)
+
+
 def test_spmm_autograd_matches_dense():
     torch.manual_seed(0)
     dense = (torch.rand(50, 40) < 0.1).float() * torch.rand(50, 40)
@@ -125,3 +201,23 @@ def test_gcnconv_trains(cora_data):
         out = conv2(conv1(data.x, data.edge_index).relu(), data.edge_index)
     acc = (out.argmax(1) == data.y)[data.test_mask].float().mean()
     assert acc > 0.7  # Kipf & Welling report 81.5% on the Planetoid split
+
+
+def test_relu_dropout_is_relu_then_dropout_with_a_seeded_mask():
+    x = torch.randn(300, 70, requires_grad=True)
+    assert torch.equal(dgcn.nn.relu_dropout(x, 0.5, training=False),
+                       x.relu())
+    torch.manual_seed(5)
+    y = dgcn.nn.relu_dropout(x, 0.25)
+    torch.manual_seed(5)
+    assert torch.equal(dgcn.nn.relu_dropout(x, 0.25), y)  # seeded
+    kept = y != 0
+    positive = x > 0
+    assert not (kept & ~positive).any()  # nothing negative survives
+    assert torch.allclose(y[kept], x[kept] / 0.75)
+    dropped = 1 - float(kept.sum()) / float(positive.sum())
+    assert abs(dropped - 0.25) < 0.03
+    y.backward(torch.ones_like(y))  # the same mask in the backward pass
+    assert torch.allclose(x.grad, kept.float() / 0.75)
+    with pytest.raises(ValueError, match='p = 1'):
+        dgcn.nn.relu_dropout(x, 1)
