@@ -54,14 +54,15 @@ class GCN(torch.nn.Module):
 
 
 @torch.no_grad()
-def test(model, data, device):
+def test(model, store, device):
+    # Every node with every neighbour, layer by layer over the whole graph
+    # (PyG's `model.inference(...)` pattern, exact rather than sampled).
     model.eval()
-    out = model(data.x.to(device), data.edge_index.to(device))
+    out = dgcn.nn.layerwise_inference(model.convs, store.x.to(device), store)
     pred = out.argmax(dim=-1).cpu()
-    accs = []
-    for mask in [data.train_mask, data.val_mask, data.test_mask]:
-        accs.append(float((pred[mask] == data.y[mask]).float().mean()))
-    return accs
+    y = store.labels.long()
+    return [float((pred[idx] == y[idx]).float().mean())
+            for idx in (store.train_index, store.val_index, store.test_index)]
 
 
 def param_checksum(model):
@@ -87,8 +88,6 @@ def run(args):
         dgcn.enable_cpu_cache(int(args.cpu_cache_gb * (1 << 30)))
 
     store = dgcn.data.open_store(args.data, num_threads=args.threads)
-    # The full graph as PyG Data, for the layer-wise evaluation only.
-    data = None if args.no_eval else dgcn.data.to_pyg(store)
     # rank and world_size come from torch.distributed.
     train_loader = NeighborLoader(store, num_neighbors=args.num_neighbors,
                                   batch_size=args.batch_size,
@@ -128,14 +127,14 @@ def run(args):
         dist.barrier()
         train_s += time.perf_counter() - start
         if rank == 0 and not args.no_eval:
-            train_acc, val_acc, test_acc = test(model.module, data, device)
+            train_acc, val_acc, test_acc = test(model.module, store, device)
             print(f'epoch {epoch:03d} loss {total_loss / len(train_loader):.4f}'
                   f' train {train_acc:.4f} val {val_acc:.4f} '
                   f'test {test_acc:.4f}', flush=True)
         dist.barrier()
 
     train_acc, val_acc, test_acc = (None, None, None) if args.no_eval else \
-        test(model.module, data, device)
+        test(model.module, store, device)
     result = {'rank': rank, 'world_size': world_size,
               'batches_per_epoch': len(train_loader), 'test_acc': test_acc,
               'val_acc': val_acc, 'train_s': train_s,

@@ -1,13 +1,14 @@
 """GCN layers over dgcn's SpMM (``torch.ops.dgcn.spmm``, with autograd)."""
 import math
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
 from . import _C
 
-__all__ = ['GCNConv', 'gcn_norm', 'relu_dropout', 'trim_to_layer']
+__all__ = ['GCNConv', 'gcn_norm', 'layerwise_inference', 'relu_dropout',
+           'trim_to_layer']
 
 
 def gcn_norm(edge_index: Tensor, num_nodes: int,
@@ -131,12 +132,24 @@ class GCNConv(torch.nn.Module):
         rowptr, col, value = adj
         # With n_id, x is the whole graph's: only aggregating first reads
         # just the batch's rows of it.
-        if n_id is not None or _C.aggregate_first(
-                rowptr.numel() - 1, num_src, col.numel(), self.in_channels,
-                self.out_channels, self.training, x.requires_grad):
+        aggregate_first = n_id is not None or _C.aggregate_first(
+            rowptr.numel() - 1, num_src, col.numel(), self.in_channels,
+            self.out_channels, self.training, x.requires_grad)
+        return self.propagate(adj, x, aggregate_first)
+
+    def propagate(self, adj: Tuple[Tensor, Tensor, Tensor], x: Tensor,
+                  aggregate_first: bool,
+                  transformed: Optional[Tensor] = None) -> Tensor:
+        r"""The layer's output for the normalized adjacency :obj:`adj`
+        ``(rowptr, col, value)``: ``lin(A x)`` aggregating first, else
+        ``A lin(x)`` (with :obj:`transformed` = ``lin(x)`` when computed
+        once for several row chunks), plus the bias."""
+        rowptr, col, value = adj
+        if aggregate_first:
             out = self.lin(torch.ops.dgcn.spmm(rowptr, col, value, x))
         else:
-            out = torch.ops.dgcn.spmm(rowptr, col, value, self.lin(x))
+            h = self.lin(x) if transformed is None else transformed
+            out = torch.ops.dgcn.spmm(rowptr, col, value, h)
         if self.bias is not None:
             out = out + self.bias
         return out
@@ -144,3 +157,45 @@ class GCNConv(torch.nn.Module):
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '
                 f'{self.out_channels})')
+
+
+@torch.no_grad()
+def layerwise_inference(
+    convs: Sequence[GCNConv],
+    x: Tensor,
+    store,
+    act: Callable[[Tensor], Tensor] = torch.relu,
+    chunk_rows: int = 1 << 16,
+) -> Tensor:
+    r"""Every node's output of the GCN :obj:`convs` (:obj:`act` between
+    layers, no dropout) with every neighbour: exact, where sampled batches
+    estimate. Layer by layer over the whole graph of :obj:`store` (a
+    :class:`dgcn.data.Store`), :obj:`chunk_rows` rows of the normalized
+    adjacency at a time (full degrees, self-loops: :func:`gcn_norm` on the
+    whole graph), so memory holds two layers' outputs, never a k-hop
+    subgraph per node (``models/inference.h``, which ``dgcn-train`` and
+    ``dgcn-predict`` use). :obj:`x` is ``[num_nodes, in_channels]``, e.g.
+    ``store.x``."""
+    num_nodes = store.num_nodes
+    if x.size(0) != num_nodes:
+        raise ValueError(f"layerwise_inference: x has {x.size(0)} rows for "
+                         f"{num_nodes} nodes")
+    if chunk_rows < 1:
+        raise ValueError(f"layerwise_inference: chunk_rows = {chunk_rows}; "
+                         f"expected >= 1")
+    for i, conv in enumerate(convs):
+        # One order for the whole layer: transforming first multiplies
+        # every row by the weights once, not once per chunk.
+        aggregate_first = _C.aggregate_first(num_nodes, num_nodes,
+                                             store.num_edges + num_nodes,
+                                             conv.in_channels,
+                                             conv.out_channels, False, False)
+        h = None if aggregate_first else conv.lin(x)
+        out = x.new_empty(num_nodes, conv.out_channels)
+        for begin in range(0, num_nodes, chunk_rows):
+            end = min(begin + chunk_rows, num_nodes)
+            adj = tuple(t.to(x.device) for t in store.adjacency_rows(begin,
+                                                                     end))
+            out[begin:end] = conv.propagate(adj, x, aggregate_first, h)
+        x = act(out) if i < len(convs) - 1 else out
+    return x

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -29,6 +30,7 @@
 #include "datasets/store_assembly.h"
 #include "graph/graph_store.h"
 #include "graph/store_format.h"
+#include "models/batch_tensors.h"
 #include "models/cpu_allocator.h"
 #include "models/gcn.h"
 #include "models/spmm.h"
@@ -194,6 +196,21 @@ class Store {
     return view_of(store_, b, {static_cast<int64_t>(b.size() / sizeof(int64_t))}, at::kLong);
   }
   int64_t num_nodes() const { return store_->num_nodes(); }
+
+  // Rows [begin, end) of the whole graph's normalized adjacency (self-loops,
+  // full degrees; columns = node ids): one chunk of layer-wise inference
+  // (models/batch_tensors.h full_rows_adjacency).
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> adjacency_rows(int64_t begin, int64_t end) const {
+    TORCH_CHECK_VALUE(0 <= begin && begin <= end && end <= num_nodes(), "adjacency_rows: [", begin, ", ", end,
+                      ") is not a range of rows in [0, ", num_nodes(), ")");
+    TORCH_CHECK_VALUE(!store_->part.is_part(), "adjacency_rows: this store is one part of a partitioned graph; "
+                      "layer-wise inference needs the whole graph's store");
+    std::vector<int64_t> rows(static_cast<size_t>(end - begin));
+    std::iota(rows.begin(), rows.end(), begin);
+    py::gil_scoped_release release;
+    CsrTensor a = full_rows_adjacency(store_->graph, store_->degrees(), rows);
+    return {a.indptr, a.indices, a.values};
+  }
 
  private:
   std::shared_ptr<const GraphStore> store_;
@@ -408,6 +425,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("rowptr", &Store::rowptr)
       .def_property_readonly("col", &Store::col)
       .def_property_readonly("degree", &Store::degree)
+      .def("adjacency_rows", &Store::adjacency_rows, py::arg("begin"), py::arg("end"))
       .def_property_readonly("train_index", [](const Store& s) { return s.ids(s.get().train); })
       .def_property_readonly("val_index", [](const Store& s) { return s.ids(s.get().valid); })
       .def_property_readonly("test_index", [](const Store& s) { return s.ids(s.get().test); });

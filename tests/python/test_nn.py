@@ -221,3 +221,26 @@ def test_relu_dropout_is_relu_then_dropout_with_a_seeded_mask():
     assert torch.allclose(x.grad, kept.float() / 0.75)
     with pytest.raises(ValueError, match='p = 1'):
         dgcn.nn.relu_dropout(x, 1)
+
+
+def test_layerwise_inference_is_the_full_graph_gcn(cora_store, cora_data):
+    # Chunks of 500 rows, both aggregation orders: every node's output of a
+    # 3-layer GCN over the whole graph with full degrees.
+    torch.manual_seed(6)
+    sizes = [cora_store.num_features, 2000, 16, 7]
+    convs = [dgcn.nn.GCNConv(i, o) for i, o in zip(sizes, sizes[1:])]
+    for c in convs:
+        c.bias.data.uniform_(-1, 1)
+    x = cora_data.x
+    for i, conv in enumerate(convs):
+        x = conv(x, cora_data.edge_index, deg=cora_store.degree)
+        if i < 2:
+            x = x.relu()
+    got = dgcn.nn.layerwise_inference(convs, cora_store.x, cora_store,
+                                      chunk_rows=500)
+    assert got.shape == (cora_store.num_nodes, 7)
+    assert _rel_err(got, x) <= 1e-5
+    with pytest.raises(ValueError, match='x has 5 rows'):
+        dgcn.nn.layerwise_inference(convs, cora_store.x[:5], cora_store)
+    with pytest.raises(ValueError, match='is not a range of rows'):
+        cora_store.adjacency_rows(5, cora_store.num_nodes + 1)
