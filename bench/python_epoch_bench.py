@@ -2,7 +2,7 @@
 
 Both train the same GCN (3 layers, ``--hidden``, Adam, dropout 0.5) on the
 same store with the same fanouts, batch size per rank, ranks, torch threads
-and sampler workers, for the first ``--batches`` batches of one epoch, no
+and sampler workers, for one epoch (or its first ``--batches`` batches), no
 evaluation; each reports its training seconds. Two pairings, run alternately
 ``--repeats`` times (a shared machine's noise hits both alike), medians:
 
@@ -12,8 +12,11 @@ evaluation; each reports its training seconds. Two pairings, run alternately
 - ``gathered``: ``dgcn-train --gather-in-loader`` against the example as a
   PyG user writes it (every batch carries ``x``).
 
-PyG's own ``NeighborLoader`` needs pyg-lib or torch-sparse; the JSON says
-whether this environment has either.
+A third, ``pyg``, where PyG's own ``NeighborLoader`` can run (it needs
+pyg-lib or torch-sparse; the JSON says which this environment has): PyG's
+recipe as its users write it (bench/pyg_epoch.py: every layer over every
+sampled node, ``F.dropout``, worker-less loader) for its first
+``--pyg-batches`` batches, in seconds per batch against dgcn-train's.
 
     python bench/python_epoch_bench.py --data data/products.gcn
 """
@@ -62,6 +65,18 @@ def python_example(args, gather):
     if not gather:
         cmd.append('--read-store')
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    return run_json(cmd, env)
+
+
+def pyg_epoch(args):
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone',
+           '--nproc-per-node', str(args.ranks),
+           os.path.join(args.source, 'bench', 'pyg_epoch.py'),
+           '--data', args.data, '--max-batches', str(args.pyg_batches),
+           '--num-neighbors', args.num_neighbors,
+           '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
+           '--threads', str(args.threads), '--seed', str(args.seed)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     return run_json(cmd, env)['train_s']
 
 
@@ -92,10 +107,13 @@ def main():
                         help='torch threads per rank')
     parser.add_argument('--workers', type=int, default=1,
                         help='sampler threads per rank')
-    parser.add_argument('--batches', type=int, default=30)
+    parser.add_argument('--batches', type=int, default=0,
+                        help='batches per rank (0: the whole epoch)')
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--pairings', default='read_store,gathered')
+    parser.add_argument('--pairings', default='read_store,gathered,pyg')
+    parser.add_argument('--pyg-batches', type=int, default=10,
+                        help="batches per rank of PyG's own epoch")
     args = parser.parse_args()
 
     result = {'data': args.data, 'ranks': args.ranks,
@@ -104,16 +122,28 @@ def main():
               'threads': args.threads, 'workers': args.workers,
               'batches': args.batches, 'repeats': args.repeats,
               'pyg_sampler': pyg_sampler()}
+    batches = args.batches  # 0: learnt from the example's first run
     for pairing in args.pairings.split(','):
+        if pairing == 'pyg' and result['pyg_sampler'] is None:
+            result['pyg'] = ("not run: torch_geometric's NeighborLoader needs "
+                             "pyg-lib or torch-sparse, and neither imports")
+            continue
         gather = pairing == 'gathered'
         cpp, py = [], []
         for _ in range(args.repeats):
-            cpp.append(dgcn_train(args, gather))
-            py.append(python_example(args, gather))
-            print(f'{pairing}: dgcn-train {cpp[-1]:.2f} s, '
-                  f'python {py[-1]:.2f} s', file=sys.stderr, flush=True)
+            if pairing == 'pyg':
+                py.append(pyg_epoch(args) / args.pyg_batches)
+            else:
+                run = python_example(args, gather)
+                batches = batches or run['batches_per_epoch']
+                py.append(run['train_s'] / batches)
+            if not batches:  # the pyg pairing alone: one example run
+                batches = python_example(args, False)['batches_per_epoch']
+            cpp.append(dgcn_train(args, gather) / batches)
+            print(f'{pairing}: dgcn-train {cpp[-1]:.3f} s/batch, '
+                  f'python {py[-1]:.3f} s/batch', file=sys.stderr, flush=True)
         result[pairing] = {
-            'dgcn_train_s': cpp, 'python_s': py,
+            'dgcn_train_s_per_batch': cpp, 'python_s_per_batch': py,
             'python_over_dgcn_train': statistics.median(py) /
             statistics.median(cpp)}
     print(json.dumps(result, indent=1))
