@@ -14,7 +14,8 @@ from . import _C
 
 Store = _C.Store
 
-__all__ = ['Store', 'open_store', 'to_pyg', 'from_pyg']
+__all__ = ['Store', 'open_store', 'to_pyg', 'from_pyg', 'read_npz', 'read_ogb',
+           'read_planetoid', 'read_graphsaint']
 
 
 def open_store(path: str, mmap: bool = False, validate: bool = True,
@@ -37,6 +38,42 @@ def open_store(path: str, mmap: bool = False, validate: bool = True,
     """
     return Store.open(str(path), mmap=mmap, validate=validate,
                       num_threads=num_threads)
+
+
+def read_npz(file: str, split: str = 'per-class:20,valid:500,test:1000',
+             seed: int = 0, num_classes: int = 0,
+             num_threads: int = 0) -> Store:
+    r"""A gnn-benchmark ``.npz`` (``cora.npz``, ``citeseer.npz``, ...) as a
+    store, split as ``dgcn-prep npz --split SPLIT --seed SEED`` splits it
+    (the same store, digest for digest); ``store.save(path)`` writes it.
+
+    Raises:
+        ValueError: a malformed :obj:`split`.
+        RuntimeError: the file is missing or damaged (named, with what is
+            wrong, in ``dgcn-prep``'s words).
+    """
+    return _C.read_npz(str(file), split, seed, num_classes, num_threads)
+
+
+def read_ogb(root: str, num_classes: int = 0, num_threads: int = 0) -> Store:
+    r"""An OGB node-property folder (``ogbn-products``: ``raw/`` and
+    ``split/``) as a store, as ``dgcn-prep ogb --root ROOT`` reads it."""
+    return _C.read_ogb(str(root), num_classes, num_threads)
+
+
+def read_planetoid(root: str, name: str, num_threads: int = 0) -> Store:
+    r"""Planetoid's files (``ind.cora.x``, ... under :obj:`root` or
+    ``root/raw``) as a store, with Planetoid's public split, as
+    ``dgcn-prep planetoid`` reads them."""
+    return _C.read_planetoid(str(root), name, num_threads)
+
+
+def read_graphsaint(root: str, num_classes: int = 0,
+                    num_threads: int = 0) -> Store:
+    r"""A GraphSAINT / PyG ``AmazonProducts`` folder (``adj_full.npz``,
+    ``feats.npy``, ``class_map.json``, ``role.json``) as a store, as
+    ``dgcn-prep graphsaint`` reads it."""
+    return _C.read_graphsaint(str(root), num_classes, num_threads)
 
 
 def _labels(store: Store) -> Optional[torch.Tensor]:

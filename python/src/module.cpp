@@ -27,6 +27,11 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "base/version.h"
+#include "datasets/graphsaint_reader.h"
+#include "datasets/npz_reader.h"
+#include "datasets/ogb_reader.h"
+#include "datasets/planetoid_reader.h"
+#include "datasets/splits.h"
 #include "datasets/store_assembly.h"
 #include "graph/graph_store.h"
 #include "graph/store_format.h"
@@ -203,7 +208,8 @@ class Store {
   std::tuple<at::Tensor, at::Tensor, at::Tensor> adjacency_rows(int64_t begin, int64_t end) const {
     TORCH_CHECK_VALUE(0 <= begin && begin <= end && end <= num_nodes(), "adjacency_rows: [", begin, ", ", end,
                       ") is not a range of rows in [0, ", num_nodes(), ")");
-    TORCH_CHECK_VALUE(!store_->part.is_part(), "adjacency_rows: this store is one part of a partitioned graph; "
+    TORCH_CHECK_VALUE(!store_->part.is_part(),
+                      "adjacency_rows: this store is one part of a partitioned graph; "
                       "layer-wise inference needs the whole graph's store");
     std::vector<int64_t> rows(static_cast<size_t>(end - begin));
     std::iota(rows.begin(), rows.end(), begin);
@@ -429,6 +435,58 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("train_index", [](const Store& s) { return s.ids(s.get().train); })
       .def_property_readonly("val_index", [](const Store& s) { return s.ids(s.get().valid); })
       .def_property_readonly("test_index", [](const Store& s) { return s.ids(s.get().test); });
+
+  // The readers of dgcn-prep's layouts (datasets/*_reader.h), with their
+  // checks and messages: a bad option is a ValueError, a bad file a
+  // RuntimeError naming it. Default edge clean-ups (symmetrize, no loops or
+  // duplicates), as dgcn-prep's.
+  m.def(
+      "read_npz",
+      [](const std::string& file, const std::string& split, uint64_t seed, int64_t num_classes,
+         int num_threads) {
+        dgcn::NpzOptions o;
+        o.file = file;
+        o.split = dgcn::as_value_error([&] { return dgcn::parse_split_spec(split); });
+        o.seed = seed;
+        o.num_classes = num_classes;
+        o.num_threads = num_threads;
+        py::gil_scoped_release release;
+        return Store(dgcn::read_npz_dataset(o));
+      },
+      py::arg("file"), py::arg("split"), py::arg("seed"), py::arg("num_classes"), py::arg("num_threads"));
+  m.def(
+      "read_ogb",
+      [](const std::string& root, int64_t num_classes, int num_threads) {
+        dgcn::OgbOptions o;
+        o.root = root;
+        o.num_classes = num_classes;
+        o.num_threads = num_threads;
+        py::gil_scoped_release release;
+        return Store(dgcn::read_ogb(o));
+      },
+      py::arg("root"), py::arg("num_classes"), py::arg("num_threads"));
+  m.def(
+      "read_planetoid",
+      [](const std::string& root, const std::string& name, int num_threads) {
+        dgcn::PlanetoidOptions o;
+        o.root = root;
+        o.name = name;
+        o.num_threads = num_threads;
+        py::gil_scoped_release release;
+        return Store(dgcn::read_planetoid(o));
+      },
+      py::arg("root"), py::arg("name"), py::arg("num_threads"));
+  m.def(
+      "read_graphsaint",
+      [](const std::string& root, int64_t num_classes, int num_threads) {
+        dgcn::GraphSaintOptions o;
+        o.root = root;
+        o.num_classes = num_classes;
+        o.num_threads = num_threads;
+        py::gil_scoped_release release;
+        return Store(dgcn::read_graphsaint(o));
+      },
+      py::arg("root"), py::arg("num_classes"), py::arg("num_threads"));
 
   m.def(
       "plan_epoch",

@@ -105,3 +105,45 @@ def test_from_pyg_directed_keeps_direction():
 
 def test_version():
     assert dgcn.__version__.count('.') == 2
+
+
+def test_read_npz_is_dgcn_prep_npz(cora_store):
+    # The same reader, split and seed as the fixture's `dgcn-prep npz`.
+    store = dgcn.data.read_npz(_cora_npz(), num_threads=2)
+    assert store.content_digest() == cora_store.content_digest()
+    other = dgcn.data.read_npz(_cora_npz(), seed=1, num_threads=2)
+    assert not torch.equal(other.train_index, cora_store.train_index)
+    with pytest.raises(ValueError, match='per-class'):
+        dgcn.data.read_npz(_cora_npz(), split='per-klass:20')
+    with pytest.raises(RuntimeError, match='nowhere.npz'):
+        dgcn.data.read_npz('/nowhere.npz')
+
+
+def _write_csv_gz(path, lines):
+    import gzip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, 'wt') as f:
+        f.write(''.join(f'{line}\n' for line in lines))
+
+
+def test_read_ogb_reads_the_ogb_layout(tmp_path):
+    # A 4-node ogbn-style folder: a path 0-1-2-3, one unlabelled node.
+    raw = tmp_path / 'raw'
+    _write_csv_gz(raw / 'edge.csv.gz', ['0,1', '1,2', '2,3'])
+    _write_csv_gz(raw / 'node-feat.csv.gz', ['1,0', '0,1', '1,1', '0,0'])
+    _write_csv_gz(raw / 'node-label.csv.gz', ['0', '1', 'nan', '1'])
+    _write_csv_gz(raw / 'num-node-list.csv.gz', ['4'])
+    _write_csv_gz(raw / 'num-edge-list.csv.gz', ['3'])
+    split = tmp_path / 'split' / 'sales_ranking'
+    _write_csv_gz(split / 'train.csv.gz', ['0', '1'])
+    _write_csv_gz(split / 'valid.csv.gz', ['2'])
+    _write_csv_gz(split / 'test.csv.gz', ['3'])
+    store = dgcn.data.read_ogb(tmp_path, num_threads=1)
+    assert store.num_nodes == 4 and store.num_edges == 6  # symmetrized
+    assert store.labels.tolist() == [0, 1, -1, 1]
+    assert store.train_index.tolist() == [0, 1]
+    assert torch.equal(store.x, torch.tensor([[1., 0], [0, 1], [1, 1],
+                                              [0, 0]]))
+    _write_csv_gz(raw / 'num-node-list.csv.gz', ['5'])
+    with pytest.raises(RuntimeError, match='node-feat'):
+        dgcn.data.read_ogb(tmp_path, num_threads=1)
