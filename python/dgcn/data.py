@@ -14,8 +14,11 @@ from . import _C
 
 Store = _C.Store
 
-__all__ = ['Store', 'open_store', 'to_pyg', 'from_pyg', 'read_npz', 'read_ogb',
-           'read_planetoid', 'read_graphsaint']
+__all__ = ['Store', 'Partition', 'open_store', 'open_partition', 'to_pyg',
+           'from_pyg', 'read_npz', 'read_ogb', 'read_planetoid',
+           'read_graphsaint']
+
+Partition = _C.Partition
 
 
 def open_store(path: str, mmap: bool = False, validate: bool = True,
@@ -38,6 +41,57 @@ def open_store(path: str, mmap: bool = False, validate: bool = True,
     """
     return Store.open(str(path), mmap=mmap, validate=validate,
                       num_threads=num_threads)
+
+
+class _TorchCollectives:
+    r"""A partitioned graph's exchanges (``partition/collectives.h``) over
+    :mod:`torch.distributed`, on a Gloo group of their own (the sampler's
+    all-to-alls never interleave with DDP's collectives)."""
+    def __init__(self, group):
+        self.group = group
+
+    def exchange(self, payload: torch.Tensor, sizes: torch.Tensor):
+        dist = torch.distributed
+        recv_sizes = torch.empty_like(sizes)
+        dist.all_to_all_single(recv_sizes, sizes, group=self.group)
+        recv = torch.empty(int(recv_sizes.sum()), dtype=torch.uint8)
+        dist.all_to_all_single(recv, payload, recv_sizes.tolist(),
+                               sizes.tolist(), group=self.group)
+        return recv, recv_sizes
+
+    def sum(self, values: torch.Tensor) -> torch.Tensor:
+        torch.distributed.all_reduce(values, group=self.group)
+        return values
+
+    def barrier(self):
+        torch.distributed.barrier(group=self.group)
+
+
+def open_partition(path: str, num_threads: int = 0) -> Partition:
+    r"""This rank's part of the partitioned graph in folder :obj:`path`
+    (``dgcn-prep partition``'s output; rank ``r`` holds part ``r``),
+    opened by every rank together over :mod:`torch.distributed` (which must
+    be initialized, with as many ranks as parts). A
+    :class:`~dgcn.loader.NeighborLoader` over it samples batches equal to the
+    whole graph's, asking the owners of other parts' nodes for their
+    neighbours and rows.
+
+    The result has :obj:`store` (the part), :obj:`num_nodes` and
+    :obj:`num_edges` (of the whole graph), :obj:`parts` and
+    :obj:`train_index` (every part's training nodes, whole-graph ids).
+
+    Raises:
+        RuntimeError: on every rank, naming each rank whose part is missing,
+            damaged or foreign, or when the ranks are not as many as parts.
+    """
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError("open_partition: torch.distributed is not "
+                           "initialized; call init_process_group first "
+                           "(one rank per part)")
+    comm = _TorchCollectives(dist.new_group(backend='gloo'))
+    return Partition(str(path), dist.get_rank(), dist.get_world_size(),
+                     comm.exchange, comm.sum, comm.barrier, num_threads)
 
 
 def read_npz(file: str, split: str = 'per-class:20,valid:500,test:1000',

@@ -4,7 +4,7 @@ from typing import Optional, Sequence
 import torch
 
 from . import _C
-from .data import Store, _labels, from_pyg
+from .data import Partition, Store, _labels, from_pyg
 
 __all__ = ['NeighborLoader']
 
@@ -35,8 +35,13 @@ class NeighborLoader:
     (:obj:`seed`, epoch, ``b``, rank): not on :obj:`num_workers` or timing.
 
     Args:
-        data (Store or torch_geometric.data.Data): the graph. A ``Data`` is
-            converted once (:func:`dgcn.data.from_pyg`).
+        data (Store, Partition or torch_geometric.data.Data): the graph. A
+            ``Data`` is converted once (:func:`dgcn.data.from_pyg`). A
+            :class:`~dgcn.data.Partition` (:func:`dgcn.data.open_partition`)
+            samples with the other ranks, one per part, over their own Gloo
+            group: the batches equal the whole graph's, and :obj:`y` holds
+            the seeds' labels (``-1`` for the other nodes, whose labels
+            other parts hold); one worker.
         num_neighbors (List[int]): neighbours sampled per node at each hop,
             hop 0 first; ``-1`` takes all of them.
         batch_size (int, optional): seeds per batch. (default: :obj:`1024`)
@@ -83,7 +88,14 @@ class NeighborLoader:
         prefetch: int = 4,
         gather_features: bool = True,
     ):
-        if isinstance(data, Store):
+        self.partition = data if isinstance(data, Partition) else None
+        if self.partition is not None:
+            # Labels come with each batch, for its seeds (the part holds no
+            # other node's).
+            self.store = data.store
+            self._y = None
+            self._x = None
+        elif isinstance(data, Store):
             self.store = data
             self._y = _labels(data)
             self._x = None
@@ -112,15 +124,27 @@ class NeighborLoader:
         self.seed = seed
         self.drop_last = drop_last
         self.input_nodes = self._seeds(input_nodes)
-        self._loader = _C.Loader(self.store, self.num_neighbors,
-                                 replace=replace, num_workers=num_workers,
-                                 queue_depth=prefetch,
-                                 gather_features=gather_features)
+        if self.partition is not None:
+            if (self.rank, self.world_size) != (self.partition.store.part_index,
+                                                self.partition.parts):
+                raise ValueError(
+                    f"NeighborLoader: rank {self.rank} of {self.world_size} "
+                    f"cannot sample part {self.partition.store.part_index} of "
+                    f"{self.partition.parts}: one rank per part")
+            self._loader = _C.Loader(self.partition, self.num_neighbors,
+                                     replace=replace, queue_depth=prefetch,
+                                     gather_features=gather_features)
+        else:
+            self._loader = _C.Loader(self.store, self.num_neighbors,
+                                     replace=replace, num_workers=num_workers,
+                                     queue_depth=prefetch,
+                                     gather_features=gather_features)
         self._epoch = 0
         self._len = None
 
     def _seeds(self, input_nodes) -> torch.Tensor:
-        n = self.store.num_nodes
+        n = (self.store.num_nodes if self.partition is None else
+             self.partition.num_nodes)
         if input_nodes is None:
             return torch.arange(n)
         if not isinstance(input_nodes, torch.Tensor):
@@ -177,13 +201,16 @@ class _Iterator:
         out = self.loader._loader.next()
         if out is None:
             raise StopIteration
-        n_id, edge_index, x, deg, batch_size, nodes, edges = out
+        n_id, edge_index, x, deg, batch_size, nodes, edges, seed_y = out
         if x is None and self.loader._x is not None:
             x = self.loader._x[n_id]
         batch = Data(x=x, edge_index=edge_index, n_id=n_id,
                      num_nodes=n_id.numel())
         if self.loader._y is not None:
             batch.y = self.loader._y[n_id]
+        elif seed_y is not None:  # a partition's: the seeds' labels, -1 after
+            batch.y = torch.full((n_id.numel(), ), -1, dtype=torch.long)
+            batch.y[:batch_size] = seed_y
         batch.deg = deg
         batch.batch_size = batch_size
         batch.num_sampled_nodes = nodes

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <numeric>
@@ -39,7 +40,11 @@
 #include "models/cpu_allocator.h"
 #include "models/gcn.h"
 #include "models/spmm.h"
+#include "partition/collectives.h"
+#include "partition/part_loading.h"
+#include "partition/part_map.h"
 #include "sampling/loader.h"
+#include "sampling/partitioned_sampler.h"
 #include "sampling/seed_partition.h"
 
 namespace py = pybind11;
@@ -237,34 +242,154 @@ EpochPlan make_plan(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int r
   return as_value_error([&] { return plan_epoch(span_of(nodes), o); });
 }
 
-using PyBatch = std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
-                           std::vector<int64_t>, std::vector<int64_t>>;
+// The collectives of a partitioned graph (partition/collectives.h) over the
+// user's torch.distributed: Python callables (python/dgcn/data.py's
+// _TorchCollectives, on a Gloo group of their own, so the loader's worker
+// never interleaves with DDP's collectives on the default group). Called
+// from the loader's one worker thread, which takes the GIL for each call;
+// torch's collectives release it while they wait.
+class PyCollectives final : public Collectives {
+ public:
+  PyCollectives(int rank, int size, py::object exchange, py::object sum, py::object barrier)
+      : rank_(rank),
+        size_(size),
+        exchange_(std::move(exchange)),
+        sum_(std::move(sum)),
+        barrier_(std::move(barrier)) {}
+  ~PyCollectives() override {
+    py::gil_scoped_acquire gil;
+    exchange_ = py::object();
+    sum_ = py::object();
+    barrier_ = py::object();
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void exchange(const Messages& send, Messages& received) override {
+    DGCN_CHECK(send.count() == size_, "exchange: {} messages for {} ranks", send.count(), size_);
+    py::gil_scoped_acquire gil;
+    std::vector<int64_t> sizes(static_cast<size_t>(size_));
+    for (int q = 0; q < size_; ++q) sizes[static_cast<size_t>(q)] = send.size_of(q);
+    const at::Tensor payload =
+        at::from_blob(const_cast<std::byte*>(send.bytes.data()), {static_cast<int64_t>(send.bytes.size())},
+                      at::TensorOptions(at::kByte));
+    auto [recv, recv_sizes] =
+        exchange_(payload, at::tensor(sizes, at::kLong)).cast<std::tuple<at::Tensor, at::Tensor>>();
+    const at::Tensor got = recv.contiguous();
+    const at::Tensor counts = recv_sizes.to(at::kLong).contiguous();
+    DGCN_CHECK(counts.numel() == size_, "exchange: {} sizes back for {} ranks", counts.numel(), size_);
+    received.begin();
+    const auto* bytes = static_cast<const std::byte*>(got.data_ptr());
+    int64_t at = 0;
+    for (int q = 0; q < size_; ++q) {
+      const int64_t n = counts.data_ptr<int64_t>()[q];
+      DGCN_CHECK(n >= 0 && at + n <= got.numel(), "exchange: rank {} sent a malformed size {}", q, n);
+      received.append(std::span<const std::byte>(bytes + at, static_cast<size_t>(n)));
+      received.end_message();
+      at += n;
+    }
+  }
+  std::vector<double> sum(std::vector<double> values) override {
+    py::gil_scoped_acquire gil;
+    const at::Tensor total = sum_(at::tensor(values, at::kDouble)).cast<at::Tensor>().contiguous();
+    return {total.data_ptr<double>(), total.data_ptr<double>() + total.numel()};
+  }
+  void barrier() override {
+    py::gil_scoped_acquire gil;
+    barrier_();
+  }
 
-// The loader of sampling/loader.h over a Store, whose batches come out as
-// tensors: (n_id, edge_index, x, deg, batch_size, num_sampled_nodes,
-// num_sampled_edges) with PyG's conventions (python/dgcn/loader.py).
+ private:
+  const int rank_, size_;
+  py::object exchange_, sum_, barrier_;
+};
+
+// This rank's part of a partitioned graph (dgcn-prep partition's folder),
+// opened with every rank together, and what sampling it needs: the map of
+// owners and the collectives. dgcn.data.open_partition.
+class Partition {
+ public:
+  Partition(const std::string& dir, int rank, int size, py::object exchange, py::object sum,
+            py::object barrier, int num_threads)
+      : comm_(std::make_unique<PyCollectives>(rank, size, std::move(exchange), std::move(sum),
+                                              std::move(barrier))) {
+    LoadOptions load;
+    load.threads = num_threads;
+    PartitionedData data;
+    {
+      py::gil_scoped_release release;  // the collectives take it back
+      data = load_partition_part(dir, *comm_, load);
+    }
+    manifest_ = std::move(data.manifest);
+    part_ = Store(std::move(data.part));
+    map_ = std::make_unique<PartMap>(part_.get().part);
+    // Every part's training nodes, in id order: the seeds of a replicated run.
+    std::vector<int64_t> train;
+    {
+      py::gil_scoped_release release;
+      for (const auto& nodes : all_gather(*comm_, part_.get().train_nodes())) {
+        train.insert(train.end(), nodes.begin(), nodes.end());
+      }
+    }
+    std::sort(train.begin(), train.end());
+    train_ = at::tensor(train, at::kLong);
+  }
+  const Store& part() const { return part_; }
+  const PartMap& map() const { return *map_; }
+  Collectives& comm() const { return *comm_; }
+  int64_t num_nodes() const { return manifest_.num_nodes; }
+  int64_t num_edges() const { return manifest_.num_edges; }
+  int parts() const { return manifest_.parts; }
+  at::Tensor train_index() const { return train_; }
+
+ private:
+  std::unique_ptr<PyCollectives> comm_;
+  PartitionManifest manifest_;
+  Store part_{GraphStore{}};
+  std::unique_ptr<PartMap> map_;
+  at::Tensor train_;
+};
+
+using PyBatch = std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
+                           std::vector<int64_t>, std::vector<int64_t>, std::optional<at::Tensor>>;
+
+// The loader of sampling/loader.h over a Store or a Partition, whose batches
+// come out as tensors: (n_id, edge_index, x, deg, batch_size,
+// num_sampled_nodes, num_sampled_edges, seed_labels) with PyG's conventions
+// (python/dgcn/loader.py); seed_labels (int32, the seeds' classes) only from
+// a partition, whose part holds no other node's label.
 class Loader {
  public:
   Loader(const Store& store, std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
          bool gather_features)
-      : store_(store.shared()), pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
-    LoaderOptions options;
-    options.sampler.fanouts = std::move(fanouts);
-    options.sampler.replace = replace;
-    options.num_workers = num_workers;
-    options.queue_depth = queue_depth;
-    options.gather_features = gather_features && store_->num_features > 0;
-    gather_features_ = options.gather_features;
-    as_value_error([&] {
-      check_sampler_options(options.sampler, "NeighborLoader");
-      require_whole_graph(store_->graph, "NeighborLoader");
-    });
+      : store_(store.shared()),
+        num_nodes_(store.num_nodes()),
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
+    LoaderOptions options =
+        loader_options(std::move(fanouts), replace, num_workers, queue_depth, gather_features);
+    as_value_error([&] { require_whole_graph(store_->graph, "NeighborLoader"); });
     as_value_error([&] { loader_ = std::make_unique<NeighborLoader>(*store_, std::move(options)); });
+  }
+
+  // Over a partitioned graph: batches sampled with the other ranks
+  // (sampling/partitioned_sampler.h), equal to the whole graph's; one worker,
+  // so this rank's exchanges run in plan order.
+  Loader(const Partition& partition, std::vector<int64_t> fanouts, bool replace, int queue_depth,
+         bool gather_features)
+      : store_(partition.part().shared()),
+        num_nodes_(partition.num_nodes()),
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
+    LoaderOptions options = loader_options(std::move(fanouts), replace, 1, queue_depth, gather_features);
+    as_value_error([&] {
+      producer_ = std::make_unique<PartitionedBatchProducer>(*store_, partition.map(), partition.comm(),
+                                                             options.sampler, options.gather_features);
+      loader_ = std::make_unique<NeighborLoader>(*store_, std::move(options), nullptr, producer_.get());
+    });
   }
 
   ~Loader() {
     py::gil_scoped_release release;  // the workers finish their batch
     loader_.reset();
+    producer_.reset();
   }
 
   // Starts the epoch of `nodes` (checked to be node ids of the store) for
@@ -272,7 +397,7 @@ class Loader {
   int64_t start_epoch(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int rank, int world_size,
                       int64_t batch_size, bool shuffle, bool drop_last) {
     const at::Tensor ids = cpu_int64(nodes, "input_nodes");
-    const int64_t n = store_->num_nodes();
+    const int64_t n = num_nodes_;
     for (int64_t i = 0; i < ids.numel(); ++i) {
       const int64_t v = ids.data_ptr<int64_t>()[i];
       TORCH_CHECK_VALUE(v >= 0 && v < n, "NeighborLoader: input_nodes[", i, "] = ", v,
@@ -288,7 +413,7 @@ class Loader {
   std::optional<PyBatch> next() {
     std::optional<LoadedBatch> batch;
     at::Tensor n_id, edge_index, deg;
-    std::optional<at::Tensor> x;
+    std::optional<at::Tensor> x, seed_labels;
     int64_t num_seeds = 0;
     std::vector<int64_t> nodes, edges;
     {
@@ -317,8 +442,12 @@ class Loader {
         }
       }
       auto* degree = reinterpret_cast<int32_t*>(dst + m);
-      const auto degrees = store_->degrees();
-      for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
+      if (!s.degrees.empty()) {  // a partition's: fetched from the owners
+        std::copy(s.degrees.begin(), s.degrees.end(), degree);
+      } else {
+        const auto degrees = store_->degrees();
+        for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
+      }
       n_id = leased(base, {num}, at::kLong, memory.lease);
       edge_index = leased(src, {2, m}, at::kLong, memory.lease);
       deg = leased(degree, {num}, at::kInt, memory.lease);
@@ -326,12 +455,16 @@ class Loader {
         x = leased(batch->features.data(), {num, store_->num_features}, at::kFloat, batch->lease);
       }
       num_seeds = s.num_seeds;
+      if (producer_ && store_->task == Task::kSingleLabel) {
+        seed_labels = at::empty({num_seeds}, at::kInt);
+        std::memcpy(seed_labels->data_ptr(), batch->labels.data(), static_cast<size_t>(num_seeds) * 4);
+      }
       nodes = s.num_nodes_per_hop;
       edges = s.num_edges_per_hop;
       batch->lease.reset();
       loader_->recycle(std::move(*batch));
     }
-    return PyBatch{n_id, edge_index, x, deg, num_seeds, std::move(nodes), std::move(edges)};
+    return PyBatch{n_id, edge_index, x, deg, num_seeds, std::move(nodes), std::move(edges), seed_labels};
   }
 
   py::dict stats() const {
@@ -346,6 +479,19 @@ class Loader {
   }
 
  private:
+  LoaderOptions loader_options(std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
+                               bool gather_features) {
+    LoaderOptions options;
+    options.sampler.fanouts = std::move(fanouts);
+    options.sampler.replace = replace;
+    options.num_workers = num_workers;
+    options.queue_depth = queue_depth;
+    options.gather_features = gather_features && store_->num_features > 0;
+    gather_features_ = options.gather_features;
+    as_value_error([&] { check_sampler_options(options.sampler, "NeighborLoader"); });
+    return options;
+  }
+
   // A tensor over memory that `lease` keeps alive, holding a copy of it.
   static at::Tensor leased(void* data, std::vector<int64_t> sizes, at::ScalarType type,
                            const std::shared_ptr<void>& lease) {
@@ -354,7 +500,9 @@ class Loader {
         data, sizes, [owner](void*) { delete owner; }, at::TensorOptions(type));
   }
 
-  std::shared_ptr<const GraphStore> store_;  // outlives loader_
+  std::shared_ptr<const GraphStore> store_;             // outlives loader_
+  int64_t num_nodes_;                                   // of the whole graph: seeds are below it
+  std::unique_ptr<PartitionedBatchProducer> producer_;  // a partition's; outlives loader_
   std::unique_ptr<NeighborLoader> loader_;
   // Memory of the batches' n_id, edge_index and deg, reused once Python
   // drops a batch's tensors.
@@ -420,6 +568,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("task",
                              [](const Store& s) { return std::string(dgcn::task_name(s.get().task)); })
       .def_property_readonly("is_part", [](const Store& s) { return s.get().part.is_part(); })
+      .def_property_readonly("part_index", [](const Store& s) { return s.get().part.index; })
       .def_property_readonly("mapped", &Store::mapped)
       .def_property_readonly("metadata_json", [](const Store& s) { return s.get().metadata_json; })
       .def(
@@ -505,10 +654,23 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       py::arg("batch_size"), py::arg("shuffle") = true, py::arg("drop_last") = false,
       "One rank's batches of seeds for one epoch (sampling/seed_partition.h): equal counts on every rank.");
 
+  py::class_<dgcn::Partition>(m, "Partition")
+      .def(py::init<const std::string&, int, int, py::object, py::object, py::object, int>(), py::arg("dir"),
+           py::arg("rank"), py::arg("world_size"), py::arg("exchange"), py::arg("sum"), py::arg("barrier"),
+           py::arg("num_threads") = 0)
+      .def_property_readonly("store", &dgcn::Partition::part)
+      .def_property_readonly("num_nodes", &dgcn::Partition::num_nodes)
+      .def_property_readonly("num_edges", &dgcn::Partition::num_edges)
+      .def_property_readonly("parts", &dgcn::Partition::parts)
+      .def_property_readonly("train_index", &dgcn::Partition::train_index);
+
   py::class_<Loader>(m, "Loader")
       .def(py::init<const Store&, std::vector<int64_t>, bool, int, int, bool>(), py::arg("store"),
            py::arg("fanouts"), py::arg("replace") = false, py::arg("num_workers") = 1,
            py::arg("queue_depth") = 4, py::arg("gather_features") = true, py::keep_alive<1, 2>())
+      .def(py::init<const dgcn::Partition&, std::vector<int64_t>, bool, int, bool>(), py::arg("partition"),
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("queue_depth") = 4,
+           py::arg("gather_features") = true, py::keep_alive<1, 2>())
       .def("start_epoch", &Loader::start_epoch, py::arg("nodes"), py::arg("seed"), py::arg("epoch"),
            py::arg("rank"), py::arg("world_size"), py::arg("batch_size"), py::arg("shuffle") = true,
            py::arg("drop_last") = false)
