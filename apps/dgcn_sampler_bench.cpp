@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--batch-size", o.batch_size, "seed nodes per batch")->check(dgcn::cli::kPositive);
   dgcn::cli::add_list(app, "--threads", o.threads,
                       "thread counts to measure, comma separated; each runs that many loader workers, and as "
-                      "many threads inside one batch for the intra-batch figure");
+                      "many threads inside one batch for the intra-batch figure",
+                      1);
   app.add_option("--batches", o.batches, "measured batches per run (after a warm-up)")
       ->check(dgcn::cli::kPositive);
   app.add_option("--seed", o.seed, "random seed of the shuffle and the sampling");

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   dgcn::cli::add_fanouts(app, "--num-neighbors", o.batch.fanouts,
                          "Fanouts of the modelled batch, hop 0 first");
   dgcn::cli::add_list(app, "--new-fraction", o.batch.new_fraction,
-                      "Per hop, the chance a sampled neighbour is a node not seen before, comma separated");
+                      "Per hop, the chance a sampled neighbour is a node not seen before, comma separated",
+                      0.0);
   app.add_option("--batch-size", o.batch.seeds,
                  "Seed nodes of the modelled batch (dgcn-train's --batch-size)")
       ->check(dgcn::cli::kPositive);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,9 +74,10 @@ std::vector<int64_t> parse_fanouts(const std::string& text);
 
 // A comma-separated list of numbers in one argument (--threads 1,2), the one
 // list syntax of every binary: in "--threads 1 2" the 2 is an unexpected
-// argument, a usage error. "1,,2" and "1,x" are errors naming the element.
+// argument, a usage error. "1,,2", "1,x" and an element below `at_least` are
+// errors naming the element.
 template <class T>
-std::vector<T> parse_list(const std::string& text) {
+std::vector<T> parse_list(const std::string& text, T at_least = std::numeric_limits<T>::lowest()) {
   const std::string expected = "expected comma-separated numbers, e.g. 1,2";
   if (text.empty()) throw CLI::ValidationError("the list is empty; " + expected);
   std::vector<T> out;
@@ -89,6 +91,10 @@ std::vector<T> parse_list(const std::string& text) {
       throw CLI::ValidationError("'" + text + "': element " + std::to_string(element) + " '" + item +
                                  "' is not a number; " + expected);
     }
+    if (v < at_least) {
+      throw CLI::ValidationError("'" + text + "': element " + std::to_string(element) + " '" + item +
+                                 "' must be >= " + CLI::detail::to_string(at_least));
+    }
     out.push_back(v);
     if (end == text.size()) return out;
     begin = end + 1;
@@ -96,18 +102,18 @@ std::vector<T> parse_list(const std::string& text) {
 }
 
 template <class T>
-CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<T>& values,
-                      const std::string& help) {
+CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<T>& values, const std::string& help,
+                      T at_least = std::numeric_limits<T>::lowest()) {
   std::string shown;
   for (const T& v : values) shown += (shown.empty() ? "" : ",") + CLI::detail::to_string(v);
   CLI::Option* opt = app.add_option_function<std::string>(
-      name, [&values](const std::string& text) { values = parse_list<T>(text); }, help);
+      name, [&values, at_least](const std::string& text) { values = parse_list<T>(text, at_least); }, help);
   opt->type_name("LIST");
   if (!shown.empty()) opt->default_str(shown);
   opt->check(CLI::Validator(  // at parse time: a usage error naming the flag
-      [](std::string& text) {
+      [at_least](std::string& text) {
         try {
-          parse_list<T>(text);
+          parse_list<T>(text, at_least);
         } catch (const CLI::ValidationError& e) {
           return std::string(e.what());
         }

@@ -73,6 +73,8 @@ TEST(CliConventions, UsageErrorsExitTwoNamingTheFlagAndWhatIsAccepted) {
       {"dgcn-sampler-bench", "--data /dev/null --threads 1,x",
        "--threads: '1,x': element 2 'x' is not a number"},
       {"dgcn-spmm-bench", "--new-fraction 0.9 0.5", "The following argument was not expected: 0.5"},
+      {"dgcn-sampler-bench", "--data /dev/null --threads 2,0",
+       "--threads: '2,0': element 2 '0' must be >= 1"},
   };
   for (const Case& c : cases) {
     if (!std::filesystem::exists(bin(c.binary))) continue;
