@@ -52,10 +52,35 @@ def dgcn_train(args, gather):
     return run_json(cmd, os.environ)['train_s']
 
 
+def launch(args, script_args, env):
+    """The last JSON line of rank 0: the ranks started by torchrun, or
+    (--launcher direct) as plain processes with the rendezvous variables set,
+    as dgcn-train's own launcher starts its ranks (no agent process polling
+    them beside the ranks on a small machine)."""
+    if args.launcher == 'torchrun':
+        return run_json([sys.executable, '-m', 'torch.distributed.run',
+                         '--standalone', '--nproc-per-node', str(args.ranks)] +
+                        script_args, env)
+    port = 29400 + os.getpid() % 1000
+    procs = []
+    for rank in range(args.ranks):
+        rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(args.ranks),
+                        LOCAL_RANK=str(rank),
+                        LOCAL_WORLD_SIZE=str(args.ranks),
+                        MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port))
+        procs.append(subprocess.Popen([sys.executable] + script_args,
+                                      env=rank_env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate() for p in procs]
+    lines = [ln for ln in outs[0][0].splitlines() if ln.startswith('{')]
+    if any(p.returncode != 0 for p in procs) or not lines:
+        raise RuntimeError(f"{' '.join(script_args)} failed:\n"
+                           f"{outs[0][1][-3000:]}")
+    return json.loads(lines[0])
+
+
 def python_example(args, gather):
-    cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone',
-           '--nproc-per-node', str(args.ranks),
-           os.path.join(args.source, 'examples', 'gcn_ddp.py'),
+    cmd = [os.path.join(args.source, 'examples', 'gcn_ddp.py'),
            '--data', args.data, '--epochs', '1',
            '--max-batches', str(args.batches), '--no-eval',
            '--num-neighbors', args.num_neighbors,
@@ -65,19 +90,17 @@ def python_example(args, gather):
     if not gather:
         cmd.append('--read-store')
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    return run_json(cmd, env)
+    return launch(args, cmd, env)
 
 
 def pyg_epoch(args):
-    cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone',
-           '--nproc-per-node', str(args.ranks),
-           os.path.join(args.source, 'bench', 'pyg_epoch.py'),
+    cmd = [os.path.join(args.source, 'bench', 'pyg_epoch.py'),
            '--data', args.data, '--max-batches', str(args.pyg_batches),
            '--num-neighbors', args.num_neighbors,
            '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
            '--threads', str(args.threads), '--seed', str(args.seed)]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    return run_json(cmd, env)['train_s']
+    return launch(args, cmd, env)['train_s']
 
 
 def pyg_sampler():
@@ -112,6 +135,10 @@ def main():
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--pairings', default='read_store,gathered,pyg')
+    parser.add_argument('--launcher', choices=['torchrun', 'direct'],
+                        default='torchrun',
+                        help='how the Python ranks start (direct: plain '
+                        'processes, as dgcn-train starts its ranks)')
     parser.add_argument('--pyg-batches', type=int, default=10,
                         help="batches per rank of PyG's own epoch")
     args = parser.parse_args()
@@ -121,6 +148,7 @@ def main():
               'batch_size_per_rank': args.batch_size, 'hidden': args.hidden,
               'threads': args.threads, 'workers': args.workers,
               'batches': args.batches, 'repeats': args.repeats,
+              'launcher': args.launcher,
               'pyg_sampler': pyg_sampler()}
     batches = args.batches  # 0: learnt from the example's first run
     for pairing in args.pairings.split(','):
