@@ -118,9 +118,11 @@ TEST_F(SamplerBenchApp, BadInputIsAClearError) {
   BenchRun missing = bench("--data " + (dir_ / "none.gcn").string());
   EXPECT_EQ(missing.status, 2) << missing.err;
 
+  // A usage error, caught while parsing (before the store is read).
   BenchRun zero_threads = bench("--data " + graph + " --threads 0 --batches 2");
-  EXPECT_EQ(zero_threads.status, 1);
-  EXPECT_NE(zero_threads.err.find("thread count 0"), std::string::npos) << zero_threads.err;
+  EXPECT_EQ(zero_threads.status, 2) << zero_threads.err;
+  EXPECT_NE(zero_threads.err.find("--threads: '0': element 1 '0' must be >= 1"), std::string::npos)
+      << zero_threads.err;
 }
 
 }  // namespace
