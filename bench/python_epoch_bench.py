@@ -36,7 +36,8 @@ def run_json(cmd, env):
     if out.returncode != 0 or not lines:
         raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}):\n"
                            f"{out.stderr[-3000:]}")
-    return json.loads(lines[0])
+    # Ranks share stdout: a line may hold two objects; the first is kept.
+    return json.JSONDecoder().raw_decode(lines[0])[0]
 
 
 def dgcn_train(args, gather):
@@ -76,7 +77,7 @@ def launch(args, script_args, env):
     if any(p.returncode != 0 for p in procs) or not lines:
         raise RuntimeError(f"{' '.join(script_args)} failed:\n"
                            f"{outs[0][1][-3000:]}")
-    return json.loads(lines[0])
+    return json.JSONDecoder().raw_decode(lines[0])[0]
 
 
 def python_example(args, gather):
