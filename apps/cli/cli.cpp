@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/error_report.h"
 #include "base/version.h"
+#include "graph/file_kind.h"
 
 namespace dgcn::cli {
 namespace {
@@ -54,6 +55,10 @@ void check_output_folder_or_throw(const std::string& flag, const std::string& pa
   DGCN_CHECK(!path.empty(), "{}: the path is empty", flag);
   std::error_code ec;
   if (fs::exists(path, ec)) {
+    // The reverse of file_kind_hint's case (a store where a folder is due).
+    DGCN_CHECK(fs::is_directory(path, ec) || file_kind(path) != FileKind::kStore,
+               "{} {}: is a .gcn graph store, not a folder (a store is read with --data; {} names a folder)",
+               flag, path, flag);
     DGCN_CHECK(fs::is_directory(path, ec), "{} {}: exists and is not a folder", flag, path);
     check_writable_folder(flag, path, path);
     return;

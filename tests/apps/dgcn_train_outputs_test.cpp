@@ -75,6 +75,8 @@ TEST_F(DgcnTrainOutputs, OutputPathsAreCheckedBeforeTraining) {
        "--plot: plot " + scratch_.file("curves.pdf") + ": the file name must end in .png or .svg"},
       {"--checkpoint " + scratch_.file("afile"),
        "--checkpoint " + scratch_.file("afile") + ": exists and is not a folder"},
+      {"--checkpoint " + data_,
+       "--checkpoint " + data_ + ": is a .gcn graph store, not a folder (a store is read with --data"},
       {"--checkpoint " + scratch_.file("none/ckpt") + " --resume", "no such file or folder"},
   };
   for (const Case& c : cases) {
