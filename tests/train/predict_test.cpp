@@ -14,6 +14,7 @@
 #include "distributed/process_group.h"
 #include "fixtures.h"
 #include "scratch_dir.h"
+#include "tiny_job.h"
 #include "train/open_data.h"
 #include "train/train_job.h"
 
@@ -45,13 +46,7 @@ class Predict : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     scratch_ = new testing::ScratchDir;
-    TrainJobOptions job;
-    job.data.preset = "tiny";
-    job.train.fanouts = {5, 5};
-    job.train.batch_size = 256;
-    job.train.hidden = 16;
-    job.train.epochs = 2;
-    job.train.compute_threads = 1;
+    TrainJobOptions job = testing::tiny_job();
     job.checkpoint_dir = scratch_->file("ckpt");
     group_ = ProcessGroup::create(RankEnv{}, {}).release();
     best_epoch_ = run_train_job(job, *group_).train.best_epoch;

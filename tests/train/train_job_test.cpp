@@ -8,20 +8,12 @@
 #include "base/error.h"
 #include "distributed/process_group.h"
 #include "scratch_dir.h"
+#include "tiny_job.h"
 
 namespace dgcn {
 namespace {
 
-TrainJobOptions tiny_job() {
-  TrainJobOptions job;
-  job.data.preset = "tiny";
-  job.train.fanouts = {5, 5};
-  job.train.batch_size = 256;
-  job.train.hidden = 16;
-  job.train.epochs = 2;
-  job.train.compute_threads = 1;
-  return job;
-}
+using testing::tiny_job;
 
 TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
   testing::ScratchDir dir;
