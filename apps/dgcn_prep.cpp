@@ -12,12 +12,18 @@
 #include "apps/cli/cli.h"
 #include "apps/flag_names.h"
 #include "apps/prep/prep.h"
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 int main(int argc, char** argv) {
   // stdout carries the JSON results; the log goes to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_st("dgcn-prep"));
   spdlog::set_pattern("[%T.%e] %v");
+  // Ctrl-C or SIGTERM removes the temporaries (the output is written under a
+  // temporary name and renamed at the end) and says so in one line; the
+  // writers name their --out in it (apps/prep/output.cpp).
+  dgcn::remove_temporary_files_on_signals();
+  dgcn::set_interrupt_note("dgcn-prep: interrupted; nothing was written\n", "", "");
 
   CLI::App app{
       "dgcn-prep: build .gcn graph stores and inspect them. Results are JSON on stdout, progress on "

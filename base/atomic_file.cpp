@@ -2,14 +2,20 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/error.h"
 
@@ -29,22 +35,69 @@ struct TempSlot {
   char path[kPathBytes];
 };
 TempSlot g_temps[kSlots];
+// The same for AtomicFolder's temporary folders (few live at once).
+constexpr int kFolderSlots = 8;
+TempSlot g_folders[kFolderSlots];
 
-int register_temp(const std::string& path) {
+int register_path(TempSlot* slots, int count, const std::string& path) {
   if (path.size() >= kPathBytes) return -1;
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < count; ++i) {
     int expected = 0;
-    if (g_temps[i].state.compare_exchange_strong(expected, 1)) {
-      std::memcpy(g_temps[i].path, path.c_str(), path.size() + 1);
-      g_temps[i].state.store(2);
+    if (slots[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(slots[i].path, path.c_str(), path.size() + 1);
+      slots[i].state.store(2);
       return i;
     }
   }
-  return -1;  // more than kSlots at once: this one is not cleaned up on a signal
+  return -1;  // more than `count` at once: this one is not cleaned up on a signal
+}
+
+int register_temp(const std::string& path) {
+  return register_path(g_temps, kSlots, path);
 }
 
 void unregister_temp(int slot) {
   if (slot >= 0) g_temps[slot].state.store(0);
+}
+
+int register_folder(const std::string& path) {
+  return register_path(g_folders, kFolderSlots, path);
+}
+
+void unregister_folder(int slot) {
+  if (slot >= 0) g_folders[slot].state.store(0);
+}
+
+// Removes the folder `path` and the files in it with async-signal-safe calls
+// only (raw getdents64, unlinkat, rmdir: no opendir, which allocates). Another
+// thread may still be adding a file while this runs, so a folder that is not
+// empty yet is swept again a few times.
+void remove_folder_in_handler(const char* path) {
+  struct Dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[1];
+  };
+  for (int pass = 0; pass < 4; ++pass) {
+    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;  // never made, or already renamed onto its target
+    alignas(8) char buf[4096];
+    for (;;) {
+      const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+      if (n <= 0) break;
+      for (long at = 0; at < n;) {
+        const auto* d = reinterpret_cast<const Dirent64*>(buf + at);
+        const bool dots =
+            d->name[0] == '.' && (d->name[1] == '\0' || (d->name[1] == '.' && d->name[2] == '\0'));
+        if (!dots) ::unlinkat(fd, d->name, 0);
+        at += d->reclen;
+      }
+    }
+    ::close(fd);
+    if (::rmdir(path) == 0) return;
+  }
 }
 
 // The interrupt note's parts; the checkpoint part is double-buffered so a
@@ -72,8 +125,17 @@ void write_text(const char* text) {
 }
 
 extern "C" void remove_temps_and_die(int sig) {
+  // A second signal in another thread while the first is handled: the first
+  // ends the process; this one only must not print the note twice.
+  static std::atomic<bool> handling{false};
+  if (handling.exchange(true)) {
+    for (;;) ::pause();
+  }
   for (TempSlot& t : g_temps) {
     if (t.state.load() == 2) ::unlink(t.path);  // async-signal-safe
+  }
+  for (TempSlot& f : g_folders) {
+    if (f.state.load() == 2) remove_folder_in_handler(f.path);
   }
   if (g_note_state.load() == 1) {
     const int c = g_note_checkpoint.load();
@@ -107,17 +169,25 @@ void remove_temporary_files_on_signals() {
   struct sigaction sa {};
   sa.sa_handler = remove_temps_and_die;
   sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGINT);
+  sigaddset(&sa.sa_mask, SIGTERM);
   for (int sig : {SIGINT, SIGTERM}) ::sigaction(sig, &sa, nullptr);
 }
 
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   static std::atomic<uint64_t> counter{0};
   temp_ = fmt::format("{}.tmp-{}-{}", target_, ::getpid(), counter.fetch_add(1));
-  int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  DGCN_CHECK(fd >= 0, "cannot write {}: creating the temporary file {} failed: {}", target_, temp_,
-             errno_text(errno));
-  fd_ = UniqueFd(fd);
+  // Listed before it exists, so no moment has a temporary the handler misses.
   slot_ = register_temp(temp_);
+  int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int err = errno;
+    unregister_temp(slot_);
+    DGCN_CHECK(false, "cannot write {}: creating the temporary file {} failed: {}", target_, temp_,
+               errno_text(err));
+  }
+  fd_ = UniqueFd(fd);
+  test_pause_point("atomic-file-created");
 }
 
 AtomicFile::~AtomicFile() {
@@ -129,6 +199,7 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::commit() {
+  test_pause_point("atomic-file-commit");
   DGCN_CHECK(::fsync(fd_.get()) == 0, "cannot write {}: fsync of {} failed: {}", target_, temp_,
              errno_text(errno));
   int fd = fd_.release();
@@ -146,11 +217,80 @@ void AtomicFile::commit() {
     ::fsync(dfd);
     ::close(dfd);
   }
+  test_pause_point("atomic-file-committed");
 }
 
 void AtomicFile::write(const void* data, size_t size) {
   pwrite_all(fd_.get(), data, size, written_, temp_);
   written_ += size;
+}
+
+AtomicFolder::AtomicFolder(std::string target) : target_(std::move(target)) {
+  static std::atomic<uint64_t> counter{0};
+  while (target_.size() > 1 && target_.back() == '/') target_.pop_back();  // "p/" + ".tmp" is inside p
+  temp_ = fmt::format("{}.tmp-{}-{}", target_, ::getpid(), counter.fetch_add(1));
+  slot_ = register_folder(temp_);  // before it exists, as AtomicFile does
+  if (::mkdir(temp_.c_str(), 0777) != 0) {
+    const int err = errno;
+    unregister_folder(slot_);
+    DGCN_CHECK(false, "cannot write {}: creating the temporary folder {} failed: {}", target_, temp_,
+               errno_text(err));
+  }
+  test_pause_point("atomic-folder-created");
+}
+
+AtomicFolder::~AtomicFolder() {
+  if (!committed_) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_, ec);
+  }
+  unregister_folder(slot_);
+}
+
+void AtomicFolder::commit() {
+  test_pause_point("atomic-folder-commit");
+  int fd = ::open(temp_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {  // the entries of the files in it are durable before the name is
+    ::fsync(fd);
+    ::close(fd);
+  }
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+    const int err = errno;
+    DGCN_CHECK(err != ENOTEMPTY && err != EEXIST, "cannot write {}: it is a folder that is not empty",
+               target_);
+    DGCN_CHECK(err != ENOTDIR, "cannot write {}: it exists and is not a folder", target_);
+    DGCN_CHECK(false, "cannot write {}: rename from {} failed: {}", target_, temp_, errno_text(err));
+  }
+  committed_ = true;
+  unregister_folder(slot_);
+  slot_ = -1;
+  std::string dir = std::filesystem::path(target_).parent_path().string();
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void test_pause_point(const char* point) {
+  static const char* const spec = std::getenv("DGCN_TEST_PAUSE_AT");
+  if (spec == nullptr || *spec == '\0') return;
+  const std::string_view s(spec);
+  const size_t colon = s.find(':');
+  const std::string_view name = s.substr(0, colon);
+  const int nth = colon == std::string_view::npos ? 1 : std::atoi(spec + colon + 1);
+  if (name != point) return;
+  static std::mutex m;
+  static std::unordered_map<std::string, int> seen;
+  int count = 0;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    count = ++seen[point];
+  }
+  if (count != nth) return;
+  std::fprintf(stderr, "dgcn-test-paused-at %s\n", spec);
+  std::fflush(stderr);
+  for (;;) ::pause();  // until the test's signal ends the process
 }
 
 void write_file_atomically(const std::string& path, std::span<const std::byte> bytes) {

@@ -1,5 +1,8 @@
 #include "partition/partition.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #ifdef DGCN_HAVE_METIS
 #include <metis.h>
 #endif
@@ -83,8 +86,23 @@ std::vector<int32_t> metis_parts(const GraphStore& whole, int parts, uint64_t se
   METIS_SetDefaultOptions(options);
   options[METIS_OPTION_SEED] = static_cast<idx_t>(seed & 0x7fffffff);
   options[METIS_OPTION_NUMBERING] = 0;
-  const int rc = METIS_PartGraphKway(&nvtxs, &ncon, g.xadj.data(), g.adjncy.data(), vwgt.data(), nullptr,
-                                     nullptr, &nparts, nullptr, nullptr, options, &objval, part.data());
+  int rc = 0;
+  {
+    // METIS (GKlib's gk_sigtrap) swaps in its own SIGTERM handler while it
+    // runs and turns a SIGTERM into METIS_ERROR by a longjmp: a user's stop
+    // would read as "METIS failed", with exit status 1, and the process's own
+    // handler (base/atomic_file.h: remove the temporaries, say so) would not
+    // run. Held back here, the signal stays pending until METIS has put that
+    // handler back, and is handled then. (This is the only thread while METIS
+    // runs: base/parallel's threads are joined inside each call.)
+    sigset_t term, before;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, &before);
+    rc = METIS_PartGraphKway(&nvtxs, &ncon, g.xadj.data(), g.adjncy.data(), vwgt.data(), nullptr, nullptr,
+                             &nparts, nullptr, nullptr, options, &objval, part.data());
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  }
   DGCN_CHECK(rc == METIS_OK, "partition: METIS_PartGraphKway failed ({})",
              rc == METIS_ERROR_MEMORY  ? "out of memory"
              : rc == METIS_ERROR_INPUT ? "input error"

@@ -208,72 +208,65 @@ WritePartitionResult write_partition(const GraphStore& whole, const std::string&
                                      const WritePartitionOptions& o) {
   const int threads = o.partition.threads > 0 ? o.partition.threads : default_num_threads();
   std::error_code ec;
-  bool created = false;
   if (fs::exists(dir, ec)) {
     DGCN_CHECK(fs::is_directory(dir, ec), "partition: --out {} exists and is not a folder", dir);
     DGCN_CHECK(fs::is_empty(dir, ec),
                "partition: --out {} is not empty; give a new or empty folder (nothing in it was changed)",
                dir);
-  } else {
-    DGCN_CHECK(fs::create_directory(dir, ec), "partition: cannot create --out {}: {}", dir, ec.message());
-    created = true;
   }
-  std::vector<std::string> written;
-  try {
-    WritePartitionResult result;
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<int32_t> owner_vector = assign_parts(whole, o.partition);
-    result.assign_seconds = seconds_since(t0);
-    const Buffer owner = Buffer::from_vector(std::move(owner_vector));
-    const auto owner_span = owner.as<int32_t>();
-    result.quality = partition_quality(whole, owner_span, o.partition.parts, threads);
+  // Built in a temporary sibling folder and renamed onto `dir` at the end, so
+  // a failure or a signal at any moment leaves `dir` as it was (AtomicFolder).
+  AtomicFolder folder(dir);
+  WritePartitionResult result;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<int32_t> owner_vector = assign_parts(whole, o.partition);
+  result.assign_seconds = seconds_since(t0);
+  const Buffer owner = Buffer::from_vector(std::move(owner_vector));
+  const auto owner_span = owner.as<int32_t>();
+  result.quality = partition_quality(whole, owner_span, o.partition.parts, threads);
 
-    t0 = std::chrono::steady_clock::now();
-    PartitionManifest& m = result.manifest;
-    m.parts = o.partition.parts;
-    m.method = partition_method_name(o.partition.method);
-    m.seed = o.partition.seed;
-    m.source_path = o.source_path;
-    m.source_digest = content_digest(whole, threads);
-    m.num_nodes = whole.num_nodes();
-    m.num_edges = whole.num_edges();
-    m.partition_id = partition_id_of(m.source_digest, owner_span, m.parts);
-    m.quality = quality_json(result.quality);
-    nlohmann::json source_metadata;
-    try {
-      source_metadata = nlohmann::json::parse(whole.metadata_json);
-    } catch (const nlohmann::json::exception&) {
-      source_metadata = whole.metadata_json;  // kept verbatim as a string
-    }
-    for (int p = 0; p < m.parts; ++p) {
-      const nlohmann::json metadata = {{"partition",
-                                        {{"id", m.partition_id},
-                                         {"index", p},
-                                         {"count", m.parts},
-                                         {"method", m.method},
-                                         {"seed", m.seed},
-                                         {"source_digest", m.source_digest}}},
-                                       {"source", source_metadata}};
-      const GraphStore part = extract_part(whole, owner, p, m.parts, metadata.dump(), threads);
-      const std::string file = part_file_name(p);
-      const std::string path = (fs::path(dir) / file).string();
-      written.push_back(path);
-      result.file_bytes += save_store(part, path, o.save).file_bytes;
-      m.files.push_back({file, content_digest(part, threads), part.num_nodes(), part.num_edges(),
-                         static_cast<int64_t>(part.train_nodes().size())});
-      if (o.progress) {
-        o.progress(fmt::format("wrote {}: {} nodes, {} CSR entries, {} training nodes", path,
-                               part.num_nodes(), part.num_edges(), part.train_nodes().size()));
-      }
-    }
-    write_file_atomically((fs::path(dir) / kPartitionManifest).string(), manifest_json(m).dump(2) + "\n");
-    result.write_seconds = seconds_since(t0);
-    return result;
-  } catch (...) {
-    for (const auto& path : written) fs::remove(path, ec);
-    if (created) fs::remove(dir, ec);
-    throw;
+  t0 = std::chrono::steady_clock::now();
+  PartitionManifest& m = result.manifest;
+  m.parts = o.partition.parts;
+  m.method = partition_method_name(o.partition.method);
+  m.seed = o.partition.seed;
+  m.source_path = o.source_path;
+  m.source_digest = content_digest(whole, threads);
+  m.num_nodes = whole.num_nodes();
+  m.num_edges = whole.num_edges();
+  m.partition_id = partition_id_of(m.source_digest, owner_span, m.parts);
+  m.quality = quality_json(result.quality);
+  nlohmann::json source_metadata;
+  try {
+    source_metadata = nlohmann::json::parse(whole.metadata_json);
+  } catch (const nlohmann::json::exception&) {
+    source_metadata = whole.metadata_json;  // kept verbatim as a string
   }
+  for (int p = 0; p < m.parts; ++p) {
+    const nlohmann::json metadata = {{"partition",
+                                      {{"id", m.partition_id},
+                                       {"index", p},
+                                       {"count", m.parts},
+                                       {"method", m.method},
+                                       {"seed", m.seed},
+                                       {"source_digest", m.source_digest}}},
+                                     {"source", source_metadata}};
+    const GraphStore part = extract_part(whole, owner, p, m.parts, metadata.dump(), threads);
+    const std::string file = part_file_name(p);
+    const std::string path = (fs::path(dir) / file).string();
+    result.file_bytes += save_store(part, (fs::path(folder.path()) / file).string(), o.save).file_bytes;
+    m.files.push_back({file, content_digest(part, threads), part.num_nodes(), part.num_edges(),
+                       static_cast<int64_t>(part.train_nodes().size())});
+    if (o.progress) {
+      o.progress(fmt::format("wrote {}: {} nodes, {} CSR entries, {} training nodes", path, part.num_nodes(),
+                             part.num_edges(), part.train_nodes().size()));
+    }
+  }
+  write_file_atomically((fs::path(folder.path()) / kPartitionManifest).string(),
+                        manifest_json(m).dump(2) + "\n");
+  folder.commit();
+  result.write_seconds = seconds_since(t0);
+  return result;
 }
 
 }  // namespace dgcn

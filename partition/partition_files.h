@@ -82,9 +82,10 @@ struct WritePartitionResult {
 
 // Partitions `whole` into `dir`, which must not exist or be empty. Parts
 // are built and saved one at a time (memory: the whole store plus one part
-// and METIS's working set), each through an atomic write, and the manifest
-// last, so a folder with a manifest is complete. On failure the part files
-// written so far and a folder this call created are removed.
+// and METIS's working set) into a temporary sibling folder, the manifest
+// last, and the folder is renamed onto `dir` at the end (AtomicFolder): a
+// failure, or SIGINT/SIGTERM in a program that called
+// remove_temporary_files_on_signals(), leaves `dir` as it was.
 WritePartitionResult write_partition(const GraphStore& whole, const std::string& dir,
                                      const WritePartitionOptions& options);
 

@@ -14,10 +14,12 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
+#include "base/atomic_file.h"
 #include "base/parallel.h"
 #include "graph/store_format.h"
 
@@ -107,13 +109,12 @@ nlohmann::json measure_in_child(const BenchOptions& o, const std::string& mode) 
 void run_bench(BenchOptions o) {
   namespace fs = std::filesystem;
   const StoreHeader h = read_store_header(o.file);
-  std::string temp_dir;
+  // A scratch cache folder that is never committed: its destructor, or
+  // SIGINT/SIGTERM, removes it with the cache inside.
+  std::optional<AtomicFolder> scratch;
   if (o.cache_dir.empty()) {
-    fs::path parent = fs::absolute(o.file).parent_path();
-    std::string tmpl = (parent / ".dgcn-load-bench-XXXXXX").string();
-    DGCN_CHECK(mkdtemp(tmpl.data()) != nullptr, "load-bench: cannot create a cache directory in {}",
-               parent.string());
-    temp_dir = o.cache_dir = tmpl;
+    scratch.emplace((fs::absolute(o.file).parent_path() / ".dgcn-load-bench").string());
+    o.cache_dir = scratch->path();
   } else {
     // Cold means no cache yet: remove this file's cache (and only it).
     fs::remove(shared_cache_path(o.file, o.cache_dir));
@@ -126,18 +127,13 @@ void run_bench(BenchOptions o) {
                       {"note",
                        "cold = no cache file yet (the page cache is not dropped); each mode runs in a "
                        "fresh process; rss_file is shared page cache, rss_anon is private memory"}};
-  try {
-    spdlog::info("load-bench: private load of {}", o.file);
-    j["private"] = measure_in_child(o, "private");
-    spdlog::info("load-bench: shared-cache load, cold");
-    j["shared_cold"] = measure_in_child(o, "shared");
-    spdlog::info("load-bench: shared-cache load, warm");
-    j["shared_warm"] = measure_in_child(o, "shared");
-  } catch (...) {
-    if (!temp_dir.empty()) fs::remove_all(temp_dir);
-    throw;
-  }
-  if (!temp_dir.empty()) fs::remove_all(temp_dir);
+  spdlog::info("load-bench: private load of {}", o.file);
+  j["private"] = measure_in_child(o, "private");
+  spdlog::info("load-bench: shared-cache load, cold");
+  j["shared_cold"] = measure_in_child(o, "shared");
+  spdlog::info("load-bench: shared-cache load, warm");
+  j["shared_warm"] = measure_in_child(o, "shared");
+  scratch.reset();
   std::printf("%s\n", j.dump().c_str());
 }
 
@@ -160,6 +156,7 @@ void register_load_bench(CLI::App& app) {
     if (o->child_mode.empty()) {
       run_bench(*o);
     } else {
+      set_interrupt_note("", "", "");  // the parent says it, once
       run_child(*o);
     }
   });

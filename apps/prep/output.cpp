@@ -8,6 +8,7 @@
 
 #include "apps/cli/cli.h"
 #include "apps/prep/prep.h"
+#include "base/atomic_file.h"
 #include "base/parallel.h"
 #include "base/timing.h"
 #include "graph/reorder.h"
@@ -70,8 +71,18 @@ GraphStore reorder_rcm(const GraphStore& store, int threads) {
 
 }  // namespace
 
+void note_interrupts_while_writing(const std::string& out) {
+  set_interrupt_note(fmt::format("dgcn-prep: interrupted; nothing was written ({} is as it was)\n", out), "",
+                     "");
+}
+
+void note_interrupts_after_writing(const std::string& out) {
+  set_interrupt_note(fmt::format("dgcn-prep: interrupted after {} was written whole\n", out), "", "");
+}
+
 void write_output(GraphStore store, const OutputOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
+  note_interrupts_while_writing(o.out);
   const int threads = o.threads > 0 ? o.threads : default_num_threads();
   DGCN_CHECK(o.reorder == "none" || o.reorder == "rcm", "--reorder {}: expected none or rcm", o.reorder);
   spdlog::info("validating the store ({} nodes, {} CSR entries, {} features)", store.num_nodes(),
@@ -85,6 +96,7 @@ void write_output(GraphStore store, const OutputOptions& o) {
   save.all_raw = o.all_raw;
   save.progress = [](const std::string& line) { spdlog::info("{}", line); };
   const SaveResult r = save_store(store, o.out, save);
+  note_interrupts_after_writing(o.out);
 
   const double seconds = seconds_since(t0);
   nlohmann::json j = {{"path", o.out},

@@ -35,6 +35,7 @@ struct PartitionCommandOptions {
 
 void run_partition(const PartitionCommandOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
+  note_interrupts_while_writing(o.out);
   const int threads = o.threads > 0 ? o.threads : default_num_threads();
   LoadOptions load;
   load.threads = threads;
@@ -53,6 +54,7 @@ void run_partition(const PartitionCommandOptions& o) {
   w.source_path = std::filesystem::absolute(o.file).string();
   w.progress = [](const std::string& line) { spdlog::info("{}", line); };
   const WritePartitionResult r = write_partition(whole, o.out, w);
+  note_interrupts_after_writing(o.out);
   const double seconds = seconds_since(t0);
   const nlohmann::json j = {{"path", o.out},
                             {"parts", r.manifest.parts},

@@ -33,6 +33,11 @@ void add_write_flags(CLI::App& cmd, OutputOptions& options);
 // name, fsync, rename) and prints one JSON line describing what was written.
 void write_output(GraphStore store, const OutputOptions& options);
 
+// The line SIGINT/SIGTERM print (base/atomic_file.h) while `out` is being
+// written, and once it is whole, so the user learns which state it is in.
+void note_interrupts_while_writing(const std::string& out);
+void note_interrupts_after_writing(const std::string& out);
+
 // One function per subcommand; each adds a subcommand to `app`.
 void register_info(CLI::App& app);        // info FILE [--components]
 void register_verify(CLI::App& app);      // verify FILE

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/error.h"
 #include "scratch_dir.h"
@@ -95,6 +97,70 @@ TEST(AtomicFile, SigtermLeavesNoTemporaryBehind) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "ended by the signal itself";
   EXPECT_EQ(files_in(dir), 0) << "the handler removed the temporary";
+}
+
+TEST(AtomicFolder, CommitPutsTheWholeFolderInPlaceOfAMissingOrEmptyOne) {
+  ScratchDir dir;
+  for (const bool empty_target : {false, true}) {
+    const std::string target = dir.file(empty_target ? "empty" : "fresh");
+    if (empty_target) std::filesystem::create_directory(target);
+    AtomicFolder out(target + "/");  // a trailing slash names the same folder
+    write_file_atomically(out.path() + "/a.txt", std::string_view("a"));
+    EXPECT_EQ(std::filesystem::exists(target + "/a.txt"), false) << "nothing at the target before commit";
+    out.commit();
+    EXPECT_EQ(read(target + "/a.txt"), "a");
+  }
+  EXPECT_EQ(ScratchDir::entries_of(dir.path()), (std::vector<std::string>{"empty", "fresh"}));
+}
+
+TEST(AtomicFolder, AFailureLeavesTheTargetAsItWasAndNoTemporary) {
+  ScratchDir dir;
+  const std::string used = dir.file("used");
+  std::filesystem::create_directory(used);
+  std::ofstream(used + "/mine.txt") << "mine";
+  {
+    AtomicFolder out(used);
+    write_file_atomically(out.path() + "/a.txt", std::string_view("a"));
+    try {
+      out.commit();
+      FAIL() << "replaced a folder that holds files";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(used + ": it is a folder that is not empty"), std::string::npos)
+          << e.what();
+    }
+  }
+  {
+    AtomicFolder never(dir.file("never"));  // an exception before commit, as in a failed writer
+    write_file_atomically(never.path() + "/a.txt", std::string_view("a"));
+  }
+  EXPECT_EQ(ScratchDir::entries_of(dir.path()), std::vector<std::string>{"used"});
+  EXPECT_EQ(ScratchDir::entries_of(used), std::vector<std::string>{"mine.txt"});
+}
+
+TEST(AtomicFolder, SigintRemovesTheTemporaryFolderWithItsFiles) {
+  ScratchDir dir;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    remove_temporary_files_on_signals();
+    AtomicFolder out(dir.file("parts"));
+    write_file_atomically(out.path() + "/part-000.gcn", std::string_view("done"));
+    AtomicFile half(out.path() + "/part-001.gcn");
+    half.write("half", 4);
+    const char c = 'r';
+    if (::write(ready[1], &c, 1) != 1) _exit(3);
+    for (;;) pause();
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(dir.entries().size(), 1u) << "the temporary folder exists while the writer runs";
+  EXPECT_EQ(ScratchDir::entries_of(dir.file(dir.entries()[0])).size(), 2u);
+  ASSERT_EQ(kill(child, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "ended by the signal itself";
+  EXPECT_TRUE(dir.entries().empty()) << "the handler removed the folder and what it held";
 }
 
 }  // namespace

@@ -328,6 +328,8 @@ TEST_F(PartitionFolder, AnOutputFolderInUseIsLeftAlone) {
   const std::string fresh = scratch_.file("fresh");
   EXPECT_THROW(write(fresh, 500), Error);
   EXPECT_FALSE(std::filesystem::exists(fresh));
+  // Nor its temporary sibling folder (AtomicFolder).
+  EXPECT_EQ(testing::ScratchDir::entries_of(scratch_.path()), std::vector<std::string>{"used"});
 }
 
 }  // namespace
