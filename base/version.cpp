@@ -18,11 +18,11 @@ std::string build_description() {
   } else if (!DGCN_BUILD_TORCH_CUDA) {
     out +=
         "CUDA " + cuda +
-        " for sm_" DGCN_BUILD_CUDA_ARCHS
+        " for " DGCN_BUILD_CUDA_ARCHS
         ": plain kernels only (this LibTorch has no CUDA: no GPU training); cuSPARSE: kernels only; NCCL: no";
   } else {
     out += "CUDA " + cuda +
-           " for sm_" DGCN_BUILD_CUDA_ARCHS ": compiled in (cuSPARSE: yes, NCCL " DGCN_BUILD_NCCL ": yes)";
+           " for " DGCN_BUILD_CUDA_ARCHS ": compiled in (cuSPARSE: yes, NCCL " DGCN_BUILD_NCCL ": yes)";
   }
   return out;
 }

@@ -25,7 +25,14 @@ if(NOT CLI11_FOUND)
   add_library(CLI11::CLI11 INTERFACE IMPORTED)
   target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
 endif()
-find_package(Boost 1.74 REQUIRED COMPONENTS graph)
+# Boost.Graph is used header-only: asking for its `graph` component would make
+# Debian's boost_graph-config.cmake demand boost_regex of the same exact
+# version, which a host with only the headers (the GPU host's bundle) lacks.
+find_package(Boost 1.74 REQUIRED)
+# zlib by its soname: zlib1g-dev's libz.so is an absolute link to Debian's
+# libz.so.1.2.13, which dangles once the package is unpacked elsewhere (the
+# GPU host's bundle); libz.so.1 is the runtime every Linux host has.
+find_library(ZLIB_LIBRARY NAMES libz.so.1 z)
 find_package(ZLIB REQUIRED)
 
 # zstd and xxhash: Debian's zstd CMake config names differ between versions,

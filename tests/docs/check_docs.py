@@ -14,7 +14,12 @@ Rules (each failure names its rule and what broke it):
                  in docs/design.md;
   flags          every long flag a binary's --help prints appears in
                  docs/flags.md (regenerate it: tests/docs/make_flags_md.py).
-                 Binaries not built (BINARY_DIR/bin/<name> absent) are skipped.
+                 Binaries not built (BINARY_DIR/bin/<name> absent) are skipped;
+  cuda-archs     the `--version` example in README.md and docs/building.md names
+                 the default CUDA architectures (cmake/DgcnCuda.cmake, as
+                 BINARY_DIR/cuda-architectures.txt describes them), and in a
+                 CUDA build `dgcn-train --version` names what this configure
+                 chose (Note [CUDA architectures]).
 """
 import os
 import re
@@ -138,6 +143,32 @@ def check_flags(src, bindir):
                      "(regenerate: tests/docs/make_flags_md.py %s/bin > docs/flags.md)" % (name, flag, bindir))
 
 
+VERSION_ARCHS = re.compile(r"^CUDA [0-9.]+ for ([^:]+):", re.M)
+
+
+def check_cuda_archs(src, bindir):
+    facts_path = os.path.join(bindir, "cuda-architectures.txt")
+    if not os.path.isfile(facts_path):
+        fail("cuda-archs", "%s is missing (configure writes it)" % facts_path)
+        return
+    facts = dict(line.split("=", 1) for line in read(facts_path).splitlines() if "=" in line)
+    for doc in ["README.md", os.path.join("docs", "building.md")]:
+        named = VERSION_ARCHS.findall(read(os.path.join(src, doc)))
+        if not named:
+            fail("cuda-archs", "%s shows no `CUDA ... for ARCHS:` line of --version" % doc)
+        for archs in named:
+            if archs != facts["default"]:
+                fail("cuda-archs", "%s says the build targets '%s'; the default is '%s'"
+                     % (doc, archs, facts["default"]))
+    binary = os.path.join(bindir, "bin", "dgcn-train")
+    if facts.get("configured") and os.path.exists(binary):
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=120).stdout
+        said = VERSION_ARCHS.findall(out)
+        if said != [facts["configured"]]:
+            fail("cuda-archs", "dgcn-train --version says %s; this configure chose '%s'"
+                 % (said or "no architectures", facts["configured"]))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: check_docs.py SOURCE_DIR BINARY_DIR")
@@ -152,6 +183,7 @@ def main():
         check_links(src)
         check_design_map(src)
         check_flags(src, bindir)
+        check_cuda_archs(src, bindir)
     for f in failures:
         print("check_docs: " + f, file=sys.stderr)
     if failures:
