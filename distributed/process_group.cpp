@@ -290,7 +290,16 @@ c10::intrusive_ptr<c10d::Store> make_store(const RankEnv& env, std::chrono::mill
 }  // namespace
 
 ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-ProcessGroup::~ProcessGroup() = default;
+ProcessGroup::~ProcessGroup() {
+  // Without shutdown() (an error path): abort rather than wait for peers that
+  // may be gone; abort() never blocks on them.
+  if (impl_ && impl_->group) {
+    try {
+      impl_->group->abort();
+    } catch (...) {  // a destructor must not throw; the process is ending its use of the group
+    }
+  }
+}
 
 std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env, const ProcessGroupOptions& options) {
   auto impl = std::make_unique<Impl>();
@@ -411,6 +420,11 @@ std::vector<double> ProcessGroup::sum(std::vector<double> values) {
 void ProcessGroup::shutdown() {
   if (!impl_->group) return;
   barrier();
+  // c10d's backends release their communicators in shutdown() (NCCL:
+  // ncclCommDestroy after its watchdog stops); dropping the last reference
+  // without it leaves that to a destructor that may run after CUDA's own
+  // teardown, which is where NCCL exits hang.
+  impl_->group->shutdown();
   impl_->group.reset();
   impl_->peers.reset();
   impl_->store.reset();

@@ -45,22 +45,6 @@ class DnMatDescr {
   cusparseDnMatDescr_t descr_ = nullptr;
 };
 
-// Holds the workspace from acquire() to release() on every exit path.
-class WorkspaceUse {
- public:
-  WorkspaceUse(Workspace& w, size_t bytes, cudaStream_t stream)
-      : w_(w), stream_(stream), data_(w.acquire(bytes, stream)) {}
-  ~WorkspaceUse() { w_.release(stream_); }
-  WorkspaceUse(const WorkspaceUse&) = delete;
-  WorkspaceUse& operator=(const WorkspaceUse&) = delete;
-  void* data() const { return data_; }
-
- private:
-  Workspace& w_;
-  cudaStream_t stream_;
-  void* data_;
-};
-
 }  // namespace
 
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
@@ -80,42 +64,8 @@ SparseHandle::~SparseHandle() {
   if (handle_) cusparseDestroy(handle_);
 }
 
-Workspace::Workspace() {
-  DGCN_CUDA_CHECK(cudaEventCreateWithFlags(&last_use_, cudaEventDisableTiming));
-}
-
-Workspace::~Workspace() {
-  if (used_) cudaEventSynchronize(last_use_);
-  if (data_) cudaFree(data_);
-  if (last_use_) cudaEventDestroy(last_use_);
-}
-
-void* Workspace::acquire(size_t bytes, cudaStream_t stream) {
-  if (used_ && stream != last_stream_) DGCN_CUDA_CHECK(cudaStreamWaitEvent(stream, last_use_, 0));
-  if (bytes > bytes_) {
-    // The old buffer may still be read by queued work on any earlier stream.
-    if (used_) DGCN_CUDA_CHECK(cudaEventSynchronize(last_use_));
-    if (data_) DGCN_CUDA_CHECK(cudaFree(data_));
-    data_ = nullptr;
-    bytes_ = 0;
-    // Grow by half again so a slowly rising size does not reallocate each call.
-    const size_t want = bytes + bytes / 2;
-    DGCN_CUDA_CHECK(cudaMalloc(&data_, want));
-    bytes_ = want;
-  }
-  return bytes == 0 ? nullptr : data_;
-}
-
-void Workspace::release(cudaStream_t stream) {
-  // Not checked: release runs from destructors; a failed record shows up at
-  // the next checked call on the stream.
-  cudaEventRecord(last_use_, stream);
-  last_stream_ = stream;
-  used_ = true;
-}
-
 void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x,
-                        int64_t ldx, int64_t n, float* y, int64_t ldy) {
+                        int64_t ldx, int64_t n, float* y, int64_t ldy, const WorkspaceFn& workspace) {
   const int64_t x_rows = transpose_a ? a.num_rows : a.num_cols;
   const int64_t y_rows = transpose_a ? a.num_cols : a.num_rows;
   if (y_rows == 0 || n == 0) return;
@@ -133,19 +83,28 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
   const float beta = 0.0f;
   const cusparseOperation_t op =
       transpose_a ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
-  // ALG2: row-major, deterministic, no transpose. The transpose form needs the default.
-  const cusparseSpMMAlg_t alg = transpose_a ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG2;
+  // The identity form asks for CSR_ALG3 (deterministic, Note [SpMM backward]);
+  // the transpose form has no deterministic algorithm and takes the default.
+  cusparseSpMMAlg_t alg = transpose_a ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG3;
   size_t bytes = 0;
-  DGCN_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-                                              mat_a.get(), mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg,
-                                              &bytes));
-  WorkspaceUse work(workspace_, bytes, stream);
+  cusparseStatus_t status =
+      cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),
+                              mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg, &bytes);
+  if (status == CUSPARSE_STATUS_NOT_SUPPORTED && alg != CUSPARSE_SPMM_ALG_DEFAULT) {
+    // Said once per context through deterministic(); the GPU check reports it.
+    alg = CUSPARSE_SPMM_ALG_DEFAULT;
+    deterministic_ = false;
+    status = cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),
+                                     mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg, &bytes);
+  }
+  DGCN_CUSPARSE_CHECK(status);
+  void* work = workspace(bytes);
   DGCN_CUSPARSE_CHECK(cusparseSpMM(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),
-                                   mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg, work.data()));
+                                   mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg, work));
 }
 
 void CusparseSpmm::transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t_indptr, int32_t* t_indices,
-                             float* t_values) {
+                             float* t_values, const WorkspaceFn& workspace) {
   if (a.nnz == 0) {
     DGCN_CUDA_CHECK(
         cudaMemsetAsync(t_indptr, 0, static_cast<size_t>(a.num_cols + 1) * sizeof(int32_t), stream));
@@ -158,11 +117,11 @@ void CusparseSpmm::transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t
       handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols), static_cast<int>(a.nnz),
       a.values, a.indptr, a.indices, t_values, t_indptr, t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
       CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &bytes));
-  WorkspaceUse work(workspace_, bytes, stream);
+  void* work = workspace(bytes);
   DGCN_CUSPARSE_CHECK(cusparseCsr2cscEx2(
       handle_.get(), static_cast<int>(a.num_rows), static_cast<int>(a.num_cols), static_cast<int>(a.nnz),
       a.values, a.indptr, a.indices, t_values, t_indptr, t_indices, CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
-      CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, work.data()));
+      CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, work));
 }
 
 }  // namespace dgcn::cuda

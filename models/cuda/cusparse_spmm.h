@@ -4,9 +4,10 @@
 // current stream.
 //
 // Each call goes handle -> set stream -> descriptors -> buffer-size query ->
-// workspace -> call; the handle, descriptors and workspace are RAII types and
-// every status is checked (a failure throws dgcn::Error, the one error type
-// of torch-free code, naming the status and the call, e.g.
+// workspace (from the caller's allocator) -> call; the handle and
+// descriptors are RAII types and every status is checked (a failure throws
+// dgcn::Error, the one error type of torch-free code, naming the status and
+// the call, e.g.
 // "cuSPARSE error CUSPARSE_STATUS_INVALID_VALUE: ... in cusparseSpMM(...)").
 #pragma once
 
@@ -15,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace dgcn::cuda {
 
@@ -61,31 +63,15 @@ class SparseHandle {
   cusparseHandle_t handle_ = nullptr;
 };
 
-// A device scratch buffer reused across calls: it only grows. A call on a
-// different stream than the previous one first waits (on the device, via an
-// event) for the previous stream's use to finish, so one workspace can serve
-// any stream; growing waits for all earlier uses before freeing.
-class Workspace {
- public:
-  Workspace();
-  ~Workspace();
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  // At least `bytes` bytes, usable on `stream` until release(stream).
-  void* acquire(size_t bytes, cudaStream_t stream);
-  // Marks the end of the current use (records the event on `stream`).
-  void release(cudaStream_t stream);
-  size_t capacity() const { return bytes_; }
+// Device scratch for one cuSPARSE call: returns at least `bytes` bytes that
+// the work queued on the call's stream may use until the call returns (or
+// nullptr for 0 bytes). The torch glue hands out blocks of torch's caching
+// allocator, which orders their reuse on the stream: no cudaMalloc/cudaFree
+// (each a device-wide synchronisation, which can deadlock against NCCL
+// kernels of other ranks) on the training path.
+using WorkspaceFn = std::function<void*(size_t bytes)>;
 
- private:
-  void* data_ = nullptr;
-  size_t bytes_ = 0;
-  cudaEvent_t last_use_ = nullptr;
-  cudaStream_t last_stream_ = nullptr;
-  bool used_ = false;
-};
-
-// SpMM and transposition for one device, holding the handle and workspace.
+// SpMM and transposition for one device, holding its cuSPARSE handle.
 // Not thread-safe: use one per (thread, device); every call runs
 // asynchronously on the given stream.
 class CusparseSpmm {
@@ -94,21 +80,25 @@ class CusparseSpmm {
 
   // y = op(a) · x with op = identity or transpose; x [rows(op a)... cols x n]
   // and y row-major with leading dimensions ldx, ldy (in floats). y is
-  // overwritten. The transpose form is not bit-reproducible (cuSPARSE
-  // sums with atomics); the identity form is (CUSPARSE_SPMM_CSR_ALG2).
+  // overwritten. The identity form uses CUSPARSE_SPMM_CSR_ALG3, the one CSR
+  // algorithm cuSPARSE documents as bit-reproducible run to run (Note [SpMM
+  // backward]); where this cuSPARSE refuses it for the shapes given, the
+  // default algorithm runs instead and deterministic() turns false. The
+  // transpose form is never bit-reproducible (cuSPARSE sums with atomics).
   void spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x, int64_t ldx, int64_t n,
-            float* y, int64_t ldy);
+            float* y, int64_t ldy, const WorkspaceFn& workspace);
 
   // The CSR of aᵀ into t_indptr [num_cols + 1], t_indices / t_values [nnz]
   // (cusparseCsr2cscEx2: entries of each row in increasing column order).
   void transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t_indptr, int32_t* t_indices,
-                 float* t_values);
+                 float* t_values, const WorkspaceFn& workspace);
 
-  size_t workspace_bytes() const { return workspace_.capacity(); }
+  // False once an identity-form spmm had to fall back from CSR_ALG3.
+  bool deterministic() const { return deterministic_; }
 
  private:
   SparseHandle handle_;
-  Workspace workspace_;
+  bool deterministic_ = true;
 };
 
 }  // namespace dgcn::cuda

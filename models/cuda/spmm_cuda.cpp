@@ -15,7 +15,7 @@
 namespace dgcn::cuda {
 namespace {
 
-// One handle + workspace per (thread, device): cuSPARSE handles must not be
+// One handle per (thread, device): cuSPARSE handles must not be
 // shared by threads that set different streams on them.
 CusparseSpmm& context_for(c10::DeviceIndex device) {
   thread_local std::vector<std::unique_ptr<CusparseSpmm>> per_device;
@@ -39,6 +39,18 @@ DeviceCsr device_csr(const CsrTensor& a) {
   return d;
 }
 
+// Workspace blocks from torch's caching allocator on `device`: each lives in
+// `held` until the cuSPARSE call that asked for it has been queued; freeing it
+// then is safe because the allocator reuses a block only for work queued
+// later on the same stream.
+WorkspaceFn torch_workspace(at::Tensor& held, c10::Device device) {
+  return [&held, device](size_t bytes) -> void* {
+    if (bytes == 0) return nullptr;
+    held = at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
+    return held.data_ptr();
+  };
+}
+
 }  // namespace
 
 at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a) {
@@ -50,9 +62,10 @@ at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a) 
   const int64_t rows = transpose_a ? a.num_cols : a.num_rows;
   at::Tensor y = at::empty({rows, f}, xc.options());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  at::Tensor workspace;
   context_for(x.device().index())
-      .spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(),
-            f);
+      .spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(), f,
+            torch_workspace(workspace, x.device()));
   return y;
 }
 
@@ -65,9 +78,10 @@ CsrTensor transpose_cuda(const CsrTensor& a) {
   t.indices = at::empty({a.nnz()}, a.indices.options());
   t.values = at::empty({a.nnz()}, a.values.options());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  at::Tensor workspace;
   context_for(a.device().index())
       .transpose(stream, device_csr(a), t.indptr.data_ptr<int32_t>(), t.indices.data_ptr<int32_t>(),
-                 t.values.data_ptr<float>());
+                 t.values.data_ptr<float>(), torch_workspace(workspace, a.device()));
   return t;
 }
 

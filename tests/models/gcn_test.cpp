@@ -10,6 +10,7 @@
 #include "fixtures.h"
 #include "models/batch_tensors.h"
 #include "models/full_blocks.h"
+#include "require_gpu.h"
 
 namespace dgcn {
 namespace {
@@ -168,8 +169,7 @@ TEST(Gcn, FullNeighbourhoodBlocksGiveFullGraphGcn) {
 // every gradient equal to the CPU's (cuSPARSE sums in another order, so to
 // float rounding). Skips where no GPU is visible.
 TEST(Gcn, CudaForwardAndGradientsMatchCpu) {
-  if (!spmm_has_cuda()) GTEST_SKIP() << "this build has no torch CUDA glue (see --version)";
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "the CUDA glue is built, but no GPU is visible";
+  DGCN_SKIP_WITHOUT_GPU();
   torch::manual_seed(6);
   const GraphStore s = varied_store();
   const std::vector<int64_t> seeds{8, 0, 12, 6, 19};
