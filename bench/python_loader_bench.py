@@ -46,6 +46,7 @@ def python_loader(args, store):
     loader = NeighborLoader(
         store, num_neighbors=[int(k) for k in args.num_neighbors.split(',')],
         batch_size=args.batch_size, input_nodes=store.train_index,
+        shuffle=True,  # as dgcn-sampler-bench (PyG's default is False)
         seed=args.seed, num_workers=args.workers, prefetch=args.prefetch)
     def batches():  # epoch after epoch, as the C++ benchmark runs them
         while True:

@@ -48,12 +48,12 @@ class GCN(torch.nn.Module):
                 num_sampled_edges=None, n_id=None):
         for i, conv in enumerate(self.convs):
             if num_sampled_nodes is None:  # the full graph
-                x = conv(x, edge_index, deg)
+                x = conv(x, edge_index, deg=deg)
             else:  # a batch: each layer computes only what the next reads
                 ei, d, _, num_dst = trim_to_layer(
                     i, num_sampled_nodes, num_sampled_edges, edge_index, deg)
                 # n_id: the first layer reads its rows of the store's x
-                x = conv(x, ei, d, num_dst=num_dst,
+                x = conv(x, ei, deg=d, num_dst=num_dst,
                          n_id=n_id if i == 0 else None)
             if i < len(self.convs) - 1:
                 # F.dropout(x.relu(), ...) in one pass

@@ -170,6 +170,10 @@ def to_pyg(store: Store):
     return data
 
 
+# PyG's habit: the dataset converts itself (``store.to_pyg()``).
+Store.to_pyg = to_pyg
+
+
 def _index(data, names) -> torch.Tensor:
     for name in names:
         mask = getattr(data, name, None)
@@ -186,8 +190,9 @@ def from_pyg(data, num_threads: int = 0) -> Store:
     Edges ``edge_index[0] -> edge_index[1]`` become CSR rows of the targets
     (pass an undirected graph for a GCN: no edges are added); self-loops and
     repeated edges are dropped. :obj:`x` becomes float32 features, :obj:`y`
-    (one class per node, negative: unlabelled) the labels, the masks (or
-    index tensors) ``train_mask``/``val_mask``/``test_mask`` the splits.
+    (one class per node, ``[N]`` or ``[N, 1]``; negative: unlabelled) the
+    labels, the masks (or index tensors)
+    ``train_mask``/``val_mask``/``test_mask`` the splits.
     The result is checked like a file (``GraphStore::validate``); save it with
     :meth:`Store.save`.
     """
@@ -195,6 +200,8 @@ def from_pyg(data, num_threads: int = 0) -> Store:
     if num_nodes is None:
         raise ValueError('from_pyg: data has no nodes (num_nodes is None)')
     y = getattr(data, 'y', None)
+    if isinstance(y, torch.Tensor) and y.dim() == 2 and y.size(1) == 1:
+        y = y.view(-1)  # [N, 1]: one class per node, as OGB ships it
     return Store.from_tensors(
         int(num_nodes), data.edge_index, getattr(data, 'x', None), y,
         _index(data, ['train_mask', 'train_idx']),

@@ -1,10 +1,10 @@
 """``NeighborLoader``: PyG's mini-batch loader on dgcn's C++ sampler threads."""
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import torch
 
 from . import _C
-from .data import Partition, Store, _labels, from_pyg
+from .data import Partition, Store, _labels, _mask, from_pyg
 
 __all__ = ['NeighborLoader']
 
@@ -16,51 +16,106 @@ def _dist_rank_world():
     return 0, 1
 
 
+# PyG's NeighborLoader / DataLoader arguments that dgcn accepts only with
+# one value (PyG's default), or ignores because they change nothing here:
+# name -> (accepted(value), what dgcn offers instead). Anything else raises
+# NotImplementedError naming the argument: never a TypeError for a PyG
+# argument, never silently different batches.
+_PYG_ONLY_DEFAULT = {
+    'input_time': (lambda v: v is None, 'no temporal sampling'),
+    'subgraph_type': (lambda v: str(getattr(v, 'value', v)) == 'directional',
+                      "only subgraph_type='directional'"),
+    'disjoint': (lambda v: not v, 'only disjoint=False'),
+    'temporal_strategy': (lambda v: v == 'uniform', 'no temporal sampling'),
+    'time_attr': (lambda v: v is None, 'no temporal sampling'),
+    'weight_attr': (lambda v: v is None, 'uniform sampling only'),
+    'transform_sampler_output': (lambda v: v is None,
+                                 'transform= on the batch'),
+    'neighbor_sampler': (lambda v: v is None, "dgcn's C++ sampler"),
+    'directed': (lambda v: bool(v), 'only directed=True'),
+    'collate_fn': (lambda v: v is None, 'transform= on the batch'),
+    'sampler': (lambda v: v is None, 'input_nodes= and shuffle='),
+    'batch_sampler': (lambda v: v is None, 'input_nodes= and batch_size='),
+    'generator': (lambda v: v is None, 'seed= (and set_epoch)'),
+    'worker_init_fn': (lambda v: v is None, 'C++ sampler threads'),
+    'multiprocessing_context': (lambda v: v is None, 'C++ sampler threads'),
+    'timeout': (lambda v: not v, 'no timeout'),
+    'pin_memory_device': (lambda v: not v, 'pin_memory=True'),
+}
+# Accepted whatever their value: hints about work dgcn does differently
+# (sorted CSR, filtering in the sampler threads, workers that persist,
+# batches in order).
+_PYG_IGNORED = ('is_sorted', 'filter_per_worker', 'persistent_workers',
+                'in_order')
+
+
 class NeighborLoader:
     r"""Samples mini-batches of :obj:`data` like
-    :class:`torch_geometric.loader.NeighborLoader`, on C++ worker threads
-    that run ahead of the training loop (``sampling/loader.h``).
+    :class:`torch_geometric.loader.NeighborLoader` (same arguments, same
+    defaults, same batch fields), on C++ worker threads that run ahead of
+    the training loop (``sampling/loader.h``).
 
     Each batch is a :class:`~torch_geometric.data.Data` with PyG's fields:
-    :obj:`n_id` (global ids of the sampled nodes, the
-    :obj:`batch_size` seeds first), :obj:`edge_index` (local ids, row 0 the
-    sampled neighbour, row 1 the node it was sampled for),
-    :obj:`num_sampled_nodes` / :obj:`num_sampled_edges` (per hop), :obj:`x`
-    and :obj:`y` sliced by :obj:`n_id`, and :obj:`deg` (each node's degree in
-    the full graph, for :class:`dgcn.nn.GCNConv`'s unbiased normalization).
+    :obj:`n_id` (global ids of the sampled nodes, the :obj:`batch_size`
+    seeds first), :obj:`input_id` (the seeds' positions in
+    :obj:`input_nodes`), :obj:`batch_size`, :obj:`edge_index` (local ids,
+    row 0 the sampled neighbour, row 1 the node it was sampled for),
+    :obj:`num_sampled_nodes` / :obj:`num_sampled_edges` (per hop), :obj:`x`,
+    :obj:`y` and every other node-level attribute of the input (a ``Data``'s
+    ``train_mask``, ...; a store's ``train_mask`` / ``val_mask`` /
+    ``test_mask``) sliced by :obj:`n_id`, graph-level attributes as they
+    are, and dgcn's :obj:`deg` (each node's degree in the full graph, for
+    :class:`dgcn.nn.GCNConv`'s unbiased normalization). Not provided:
+    :obj:`e_id` and edge-level attributes (the store keeps its own CSR
+    order of the edges).
 
-    With several processes the seeds are split per rank as
+    Each :func:`iter` is independent: two live iterators never share a
+    stream (``zip(loader, loader)`` and nested loops work), each its own
+    epoch. With several processes the seeds are split per rank as
     :class:`~torch.utils.data.DistributedSampler` does (padding, equal batch
     counts on every rank), and batch ``b`` of an epoch depends only on
     (:obj:`seed`, epoch, ``b``, rank): not on :obj:`num_workers` or timing.
 
-    Args:
+    Args (PyG's, with PyG's defaults):
         data (Store, Partition or torch_geometric.data.Data): the graph. A
             ``Data`` is converted once (:func:`dgcn.data.from_pyg`). A
             :class:`~dgcn.data.Partition` (:func:`dgcn.data.open_partition`)
             samples with the other ranks, one per part, over their own Gloo
             group: the batches equal the whole graph's, and :obj:`y` holds
             the seeds' labels (``-1`` for the other nodes, whose labels
-            other parts hold); one worker.
+            other parts hold); one worker, one live iterator at a time.
         num_neighbors (List[int]): neighbours sampled per node at each hop,
             hop 0 first; ``-1`` takes all of them.
-        batch_size (int, optional): seeds per batch. (default: :obj:`1024`)
         input_nodes (Tensor, optional): the seeds, as node ids or a boolean
             mask; ``None``: every node. (default: :obj:`None`)
-        shuffle (bool, optional): shuffle the seeds every epoch.
-            (default: :obj:`True`)
-        seed (int, optional): the seed of every random choice.
-            (default: :obj:`0`)
-        num_workers (int, optional): C++ threads sampling batches side by
-            side. (default: :obj:`2`)
-        rank (int, optional): this process's rank; default: from
-            :mod:`torch.distributed` when initialized, else ``0``.
-        world_size (int, optional): the number of ranks, likewise.
         replace (bool, optional): sample with replacement.
+            (default: :obj:`False`)
+        transform (callable, optional): applied to every batch.
+        batch_size (int, optional): seeds per batch. (default: :obj:`1`)
+        shuffle (bool, optional): shuffle the seeds every epoch.
             (default: :obj:`False`)
         drop_last (bool, optional): drop every rank's last partial batch.
             (default: :obj:`False`)
-        prefetch (int, optional): batches sampled ahead. (default: :obj:`4`)
+        num_workers (int, optional): C++ threads sampling batches side by
+            side; ``0`` (PyG's default: no worker processes) runs one
+            thread, whose batches are the same. (default: :obj:`0`)
+        pin_memory (bool, optional): page-locked batches where CUDA is
+            available (ignored elsewhere, as PyTorch's DataLoader does).
+        prefetch_factor (int, optional): batches sampled ahead per worker.
+
+    PyG's other arguments are accepted with their default value (or, for
+    ``is_sorted``, ``filter_per_worker``, ``persistent_workers`` and
+    ``in_order``, any value: they change nothing here); any other value
+    raises :class:`NotImplementedError` naming the argument.
+
+    dgcn's own, keyword-only:
+        seed (int, optional): the seed of every random choice.
+            (default: :obj:`0`)
+        rank (int, optional): this process's rank; default: from
+            :mod:`torch.distributed` when initialized, else ``0``.
+        world_size (int, optional): the number of ranks, likewise.
+        prefetch (int, optional): batches sampled ahead (overrides
+            :obj:`prefetch_factor`). (default: :obj:`4`)
         gather_features (bool, optional): copy the sampled nodes' feature
             rows into every batch's :obj:`x`. :obj:`False`: :obj:`x` is
             :obj:`None`, and the first :class:`dgcn.nn.GCNConv` reads the
@@ -69,26 +124,78 @@ class NeighborLoader:
             (default: :obj:`True`)
 
     Epochs count from 0 and advance by one with every iteration;
-    :meth:`set_epoch` sets the next one (as with ``DistributedSampler``). A
-    new iteration abandons an unfinished one.
+    :meth:`set_epoch` sets the next one (as with ``DistributedSampler``).
     """
     def __init__(
         self,
         data,
-        num_neighbors: Sequence[int] = (15, 10, 5),
-        batch_size: int = 1024,
+        num_neighbors: Sequence[int],
         input_nodes: Optional[torch.Tensor] = None,
-        shuffle: bool = True,
+        input_time=None,
+        replace: bool = False,
+        subgraph_type='directional',
+        disjoint: bool = False,
+        temporal_strategy: str = 'uniform',
+        time_attr=None,
+        weight_attr=None,
+        transform: Optional[Callable] = None,
+        transform_sampler_output=None,
+        is_sorted: bool = False,
+        filter_per_worker=None,
+        neighbor_sampler=None,
+        directed: bool = True,
+        *,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        num_workers: int = 0,
+        pin_memory: bool = False,
+        prefetch_factor: Optional[int] = None,
         seed: int = 0,
-        num_workers: int = 2,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
-        replace: bool = False,
-        drop_last: bool = False,
-        prefetch: int = 4,
+        prefetch: Optional[int] = None,
         gather_features: bool = True,
+        **kwargs,
     ):
+        given = dict(input_time=input_time, subgraph_type=subgraph_type,
+                     disjoint=disjoint, temporal_strategy=temporal_strategy,
+                     time_attr=time_attr, weight_attr=weight_attr,
+                     transform_sampler_output=transform_sampler_output,
+                     neighbor_sampler=neighbor_sampler, directed=directed)
+        for key, value in kwargs.items():
+            if key not in _PYG_ONLY_DEFAULT and key not in _PYG_IGNORED:
+                raise TypeError(f"NeighborLoader: unexpected keyword "
+                                f"argument {key!r} (neither PyG's nor "
+                                f"dgcn's)")
+            given[key] = value
+        for key, value in given.items():
+            if key in _PYG_ONLY_DEFAULT:
+                accepted, instead = _PYG_ONLY_DEFAULT[key]
+                if not accepted(value):
+                    raise NotImplementedError(
+                        f"NeighborLoader: {key}={value!r} is not supported "
+                        f"by dgcn ({instead})")
+        if transform is not None and not callable(transform):
+            raise TypeError(f"NeighborLoader: transform = {transform!r} is "
+                            f"not callable")
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"NeighborLoader: num_workers = "
+                             f"{num_workers!r}; expected an integer >= 0")
+        if prefetch is None:
+            factor = 2 if prefetch_factor is None else prefetch_factor
+            if not isinstance(factor, int) or factor < 1:
+                raise ValueError(f"NeighborLoader: prefetch_factor = "
+                                 f"{prefetch_factor!r}; expected an integer "
+                                 f">= 1")
+            prefetch = max(4, factor * max(num_workers, 1))
+        self.transform = transform
+        self.pin_memory = bool(pin_memory) and torch.cuda.is_available()
         self.partition = data if isinstance(data, Partition) else None
+        # Node-level attributes of the input other than x and y, sliced by
+        # n_id into every batch; graph-level ones copied as they are.
+        self._node_attrs = {}
+        self._graph_attrs = {}
         if self.partition is not None:
             # Labels come with each batch, for its seeds (the part holds no
             # other node's).
@@ -99,11 +206,17 @@ class NeighborLoader:
             self.store = data
             self._y = _labels(data)
             self._x = None
+            n = data.num_nodes
+            for name, index in (('train_mask', data.train_index),
+                                ('val_mask', data.val_index),
+                                ('test_mask', data.test_index)):
+                self._node_attrs[name] = _mask(index, n)
         else:
             self.store = from_pyg(data)
             self._y = getattr(data, 'y', None)
             self._x = None if self.store.num_features > 0 else getattr(
                 data, 'x', None)
+            self._split_attributes(data)
         if not gather_features:
             self._x = None
         if isinstance(num_neighbors, (int, str)) or not all(
@@ -120,10 +233,15 @@ class NeighborLoader:
                            if world_size is None else int(world_size))
         self.num_neighbors = list(num_neighbors)
         self.batch_size = batch_size
-        self.shuffle = shuffle
+        self.shuffle = bool(shuffle)
         self.seed = seed
         self.drop_last = drop_last
+        self.num_workers = num_workers
+        self._replace = replace
+        self._prefetch = prefetch
+        self._gather = gather_features
         self.input_nodes = self._seeds(input_nodes)
+        self._input_pos = None
         if self.partition is not None:
             if (self.rank, self.world_size) != (self.partition.store.part_index,
                                                 self.partition.parts):
@@ -131,22 +249,43 @@ class NeighborLoader:
                     f"NeighborLoader: rank {self.rank} of {self.world_size} "
                     f"cannot sample part {self.partition.store.part_index} of "
                     f"{self.partition.parts}: one rank per part")
-            self._loader = _C.Loader(self.partition, self.num_neighbors,
-                                     replace=replace, queue_depth=prefetch,
-                                     gather_features=gather_features)
-        else:
-            self._loader = _C.Loader(self.store, self.num_neighbors,
-                                     replace=replace, num_workers=num_workers,
-                                     queue_depth=prefetch,
-                                     gather_features=gather_features)
+        # Idle C++ loaders: an iterator takes one (or makes one) and gives
+        # it back when it ends, so live iterators never share a stream.
+        self._idle = [self._new_loader()]
+        self._live_partition_iterator = None
         self._epoch = 0
         self._len = None
+
+    def _split_attributes(self, data):
+        skip = {'x', 'y', 'edge_index', 'num_nodes', 'adj', 'adj_t'}
+        for key in data.keys():
+            if key in skip:
+                continue
+            value = data[key]
+            if data.is_node_attr(key) and isinstance(value, torch.Tensor):
+                self._node_attrs[key] = value
+            elif not data.is_edge_attr(key):
+                self._graph_attrs[key] = value
+
+    def _new_loader(self):
+        if self.partition is not None:
+            return _C.Loader(self.partition, self.num_neighbors,
+                             replace=self._replace, queue_depth=self._prefetch,
+                             gather_features=self._gather)
+        return _C.Loader(self.store, self.num_neighbors, replace=self._replace,
+                         num_workers=max(self.num_workers, 1),
+                         queue_depth=self._prefetch,
+                         gather_features=self._gather)
 
     def _seeds(self, input_nodes) -> torch.Tensor:
         n = (self.store.num_nodes if self.partition is None else
              self.partition.num_nodes)
         if input_nodes is None:
             return torch.arange(n)
+        if isinstance(input_nodes, (tuple, str)):
+            raise NotImplementedError(
+                f"NeighborLoader: input_nodes = {input_nodes!r}: "
+                f"heterogeneous graphs are not supported")
         if not isinstance(input_nodes, torch.Tensor):
             input_nodes = torch.as_tensor(input_nodes)
         if input_nodes.dtype == torch.bool:
@@ -154,17 +293,27 @@ class NeighborLoader:
                 raise ValueError(
                     f"NeighborLoader: input_nodes is a mask of "
                     f"{input_nodes.numel()} entries for {n} nodes")
-            return input_nodes.nonzero().view(-1)
+            return input_nodes.view(-1).nonzero().view(-1).cpu()
         if input_nodes.is_floating_point() or input_nodes.is_complex():
             raise ValueError(f"NeighborLoader: input_nodes must hold integer "
                              f"node ids (got {input_nodes.dtype})")
-        ids = input_nodes.view(-1).long()
+        ids = input_nodes.reshape(-1).long().cpu()
         bad = ((ids < 0) | (ids >= n)).nonzero()
         if bad.numel() > 0:
             i = int(bad[0])
             raise ValueError(f"NeighborLoader: input_nodes[{i}] = {int(ids[i])}"
                              f" is not a node id in [0, {n})")
         return ids
+
+    def _input_id(self, seeds: torch.Tensor) -> torch.Tensor:
+        # Each seed's position in input_nodes (PyG's input_id).
+        if self._input_pos is None:
+            n = (self.store.num_nodes if self.partition is None else
+                 self.partition.num_nodes)
+            pos = torch.full((n, ), -1, dtype=torch.long)
+            pos[self.input_nodes] = torch.arange(self.input_nodes.numel())
+            self._input_pos = pos
+        return self._input_pos[seeds]
 
     def set_epoch(self, epoch: int):
         r"""Makes the next iteration epoch :obj:`epoch`."""
@@ -181,40 +330,84 @@ class NeighborLoader:
     def __iter__(self):
         epoch = self._epoch
         self._epoch += 1
-        self._loader.start_epoch(self.input_nodes, self.seed, epoch, self.rank,
-                                 self.world_size, self.batch_size,
-                                 self.shuffle, self.drop_last)
-        return _Iterator(self, epoch)
+        if self.partition is not None:
+            # One loader: its exchanges with the other ranks run in plan
+            # order. A new iteration ends the previous one, loudly.
+            loader = self._idle[0]
+            if self._live_partition_iterator is not None:
+                self._live_partition_iterator.stale = True
+        else:
+            loader = self._idle.pop() if self._idle else self._new_loader()
+        loader.start_epoch(self.input_nodes, self.seed, epoch, self.rank,
+                           self.world_size, self.batch_size, self.shuffle,
+                           self.drop_last)
+        it = _Iterator(self, loader, epoch)
+        if self.partition is not None:
+            self._live_partition_iterator = it
+        return it
+
+    def _give_back(self, loader):
+        if self.partition is None and len(self._idle) < 2:
+            self._idle.append(loader)
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}()'
 
 
 class _Iterator:
-    def __init__(self, loader: NeighborLoader, epoch: int):
+    def __init__(self, loader: NeighborLoader, cpp_loader, epoch: int):
         self.loader = loader
+        self.cpp = cpp_loader
         self.epoch = epoch
+        self.stale = False
 
     def __iter__(self):
         return self
 
+    def __del__(self):
+        self._finish()
+
+    def _finish(self):
+        cpp, self.cpp = getattr(self, 'cpp', None), None
+        if cpp is not None:
+            self.loader._give_back(cpp)
+
     def __next__(self):
         from torch_geometric.data import Data
 
-        out = self.loader._loader.next()
-        if out is None:
+        if self.stale:
+            raise RuntimeError(
+                "NeighborLoader over a partition: a newer iteration started; "
+                "a partition's loader runs one iteration at a time")
+        if self.cpp is None:
             raise StopIteration
+        out = self.cpp.next()
+        if out is None:
+            self._finish()
+            raise StopIteration
+        loader = self.loader
         n_id, edge_index, x, deg, batch_size, nodes, edges, seed_y = out
-        if x is None and self.loader._x is not None:
-            x = self.loader._x[n_id]
+        if x is None and loader._x is not None:
+            x = loader._x[n_id]
         batch = Data(x=x, edge_index=edge_index, n_id=n_id,
                      num_nodes=n_id.numel())
-        if self.loader._y is not None:
-            batch.y = self.loader._y[n_id]
+        if loader._y is not None:
+            batch.y = loader._y[n_id.to(loader._y.device)]
         elif seed_y is not None:  # a partition's: the seeds' labels, -1 after
             batch.y = torch.full((n_id.numel(), ), -1, dtype=torch.long)
             batch.y[:batch_size] = seed_y
+        for key, value in loader._node_attrs.items():
+            batch[key] = value[n_id.to(value.device)]
+        for key, value in loader._graph_attrs.items():
+            batch[key] = value
+        batch.input_id = loader._input_id(n_id[:batch_size])
         batch.deg = deg
         batch.batch_size = batch_size
         batch.num_sampled_nodes = nodes
         batch.num_sampled_edges = edges
         batch.epoch = self.epoch
+        if loader.pin_memory:
+            batch = batch.pin_memory()
+        if loader.transform is not None:
+            batch = loader.transform(batch)
         return batch
-

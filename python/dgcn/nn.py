@@ -72,21 +72,84 @@ def trim_to_layer(
     return edge_index, deg, num_src, num_dst
 
 
+def _edge_norm(edge_index: Tensor, edge_weight: Optional[Tensor],
+               num_nodes: int, improved: bool, add_self_loops: bool,
+               normalize: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    r"""PyG's :func:`~torch_geometric.nn.conv.gcn_norm` for the options
+    dgcn's own op does not compute (edge weights, ``improved``, no
+    self-loops, no normalization): ``(source, target, weight)`` per edge,
+    with torch's differentiable ops (gradients reach :obj:`edge_weight`)."""
+    src, dst = edge_index[0], edge_index[1]
+    # PyG's add_remaining_self_loops fills the loops with 2 (improved) only
+    # for a weighted graph; without weights every loop weighs 1. Kept, to
+    # give PyG's results.
+    fill = 2.0 if improved and edge_weight is not None else 1.0
+    if edge_weight is None:
+        edge_weight = torch.ones(src.numel(), device=edge_index.device)
+    if add_self_loops:  # add_remaining_self_loops: keep a loop's own weight
+        loop = src == dst
+        loop_weight = edge_weight.new_full((num_nodes, ), fill)
+        loop_weight[src[loop]] = edge_weight[loop]
+        nodes = torch.arange(num_nodes, device=edge_index.device)
+        keep = ~loop
+        src = torch.cat([src[keep], nodes])
+        dst = torch.cat([dst[keep], nodes])
+        edge_weight = torch.cat([edge_weight[keep], loop_weight])
+    if normalize:
+        deg = edge_weight.new_zeros(num_nodes).index_add(0, dst, edge_weight)
+        deg_inv_sqrt = deg.pow(-0.5)
+        deg_inv_sqrt = deg_inv_sqrt.masked_fill(deg_inv_sqrt == float('inf'),
+                                                0.0)
+        edge_weight = deg_inv_sqrt[src] * edge_weight * deg_inv_sqrt[dst]
+    return src, dst, edge_weight
+
+
+def _check_ids(name: str, ids: Tensor, bound: int, what: str):
+    if not isinstance(ids, Tensor):
+        raise TypeError(f"GCNConv: {name} must be a tensor (got "
+                        f"{type(ids).__name__})")
+    if ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"GCNConv: {name} must hold int64 ids (got "
+                        f"{ids.dtype})")
+    if ids.numel() > 0:
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= bound:
+            raise IndexError(f"GCNConv: {name} holds "
+                             f"{low if low < 0 else high}, not {what} in "
+                             f"[0, {bound})")
+
+
 class GCNConv(torch.nn.Module):
     r"""The graph convolution of Kipf and Welling,
     :math:`\mathbf{X}' = \hat{A} \mathbf{X} \mathbf{\Theta} + b`, computed
-    with dgcn's SpMM: :class:`torch_geometric.nn.GCNConv` with its default
-    options, the same parameters (``lin.weight``, ``bias``) and results.
+    with dgcn's SpMM: :class:`torch_geometric.nn.GCNConv`'s signature,
+    options, parameters (``lin.weight``, ``bias``) and results.
 
-    Args:
-        in_channels (int): size of each input sample.
+    Args (PyG's):
+        in_channels (int): size of each input sample; ``-1``: inferred at
+            the first call (lazy, as PyG's).
         out_channels (int): size of each output sample.
+        improved (bool, optional): self-loops of weight 2.
+            (default: :obj:`False`)
+        cached (bool, optional): keep :math:`\hat{A}` of the first call, for
+            transductive learning on one graph. A later call on another
+            graph (other :obj:`edge_index`, :obj:`edge_weight`, node count or
+            :obj:`n_id`) raises :class:`ValueError` instead of returning
+            rows of the first. (default: :obj:`False`)
+        add_self_loops (bool, optional): add self-loops; default:
+            :obj:`normalize`. (default: :obj:`None`)
+        normalize (bool, optional): symmetric normalization.
+            (default: :obj:`True`)
         bias (bool, optional): learn an additive bias. (default: :obj:`True`)
-        cached (bool, optional): keep :math:`\hat{A}` of the first call (a
-            full graph, transductive learning). (default: :obj:`False`)
 
-    ``forward(x, edge_index, deg=None, num_dst=None, n_id=None)``:
-    :obj:`deg` selects the unbiased normalization of a sampled batch,
+    Other :class:`~torch_geometric.nn.conv.MessagePassing` arguments
+    (``aggr``, ``flow``, ...) raise :class:`NotImplementedError`.
+
+    ``forward(x, edge_index, edge_weight=None, *, deg=None, num_dst=None,
+    n_id=None)``: PyG's first three; dgcn's own keyword-only. :obj:`deg`
+    (every node's degree in the full graph, a
+    :class:`~dgcn.loader.NeighborLoader` batch's ``deg``) selects the
+    unbiased normalization of a sampled batch (default options only);
     :obj:`num_dst` computes only the first rows (:func:`gcn_norm`,
     :func:`trim_to_layer`). With :obj:`n_id`, :obj:`x` holds the features of
     every node of the graph (e.g. a store's ``x``, mapped, not copied) and
@@ -94,41 +157,160 @@ class GCNConv(torch.nn.Module):
     it needs, so a :class:`~dgcn.loader.NeighborLoader` with
     ``gather_features=False`` need not copy them into every batch.
     """
-    def __init__(self, in_channels: int, out_channels: int, bias: bool = True,
-                 cached: bool = False):
+    def __init__(self, in_channels: int, out_channels: int,
+                 improved: bool = False, cached: bool = False,
+                 add_self_loops: Optional[bool] = None,
+                 normalize: bool = True, bias: bool = True, **kwargs):
         super().__init__()
+        for key, value in kwargs.items():
+            if not (key == 'aggr' and value == 'add') and not (
+                    key == 'flow' and value == 'source_to_target'):
+                raise NotImplementedError(
+                    f"GCNConv: {key}={value!r} is not supported by dgcn's "
+                    f"GCNConv (it sums messages source -> target)")
+        if add_self_loops is None:
+            add_self_loops = normalize
+        if add_self_loops and not normalize:
+            raise ValueError("GCNConv: add_self_loops=True needs "
+                             "normalize=True (as PyG's GCNConv)")
+        if not isinstance(in_channels, int) or (in_channels < 1
+                                                and in_channels != -1):
+            raise ValueError(f"GCNConv: in_channels = {in_channels!r}; "
+                             f"expected an integer >= 1, or -1 (lazy)")
+        if not isinstance(out_channels, int) or out_channels < 1:
+            raise ValueError(f"GCNConv: out_channels = {out_channels!r}; "
+                             f"expected an integer >= 1")
         self.in_channels = in_channels
         self.out_channels = out_channels
+        self.improved = improved
         self.cached = cached
+        self.add_self_loops = add_self_loops
+        self.normalize = normalize
         self._cached_adj = None
-        self.lin = torch.nn.Linear(in_channels, out_channels, bias=False)
+        self._cached_key = None
+        if in_channels == -1:
+            self.lin = torch.nn.LazyLinear(out_channels, bias=False)
+        else:
+            self.lin = torch.nn.Linear(in_channels, out_channels, bias=False)
         if bias:
             self.bias = torch.nn.Parameter(torch.empty(out_channels))
         else:
             self.register_parameter('bias', None)
         self.reset_parameters()
 
+    def _lazy(self) -> bool:
+        return isinstance(self.lin.weight,
+                          torch.nn.parameter.UninitializedParameter)
+
     def reset_parameters(self):
         # Glorot weights, zero bias: PyG's GCNConv defaults.
-        bound = math.sqrt(6.0 / (self.in_channels + self.out_channels))
-        torch.nn.init.uniform_(self.lin.weight, -bound, bound)
+        if not self._lazy():
+            self.in_channels = self.lin.weight.size(1)
+            bound = math.sqrt(6.0 / (self.in_channels + self.out_channels))
+            torch.nn.init.uniform_(self.lin.weight, -bound, bound)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
         self._cached_adj = None
+        self._cached_key = None
+
+    def _check_inputs(self, x, edge_index, edge_weight, deg, num_dst, n_id):
+        if not isinstance(x, Tensor) or x.dim() != 2:
+            raise ValueError(f"GCNConv: x must be a [num_nodes, "
+                             f"in_channels] tensor (got "
+                             f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__})")
+        if x.dtype != torch.float32:
+            raise TypeError(f"GCNConv: x must be float32 (got {x.dtype})")
+        if self._lazy():
+            self.lin.weight.materialize((self.out_channels, x.size(1)))
+            self.reset_parameters()
+        if x.size(1) != self.in_channels:
+            raise ValueError(f"GCNConv: x has {x.size(1)} features; this "
+                             f"layer takes in_channels = {self.in_channels}")
+        if not isinstance(edge_index, Tensor):
+            raise TypeError(f"GCNConv: edge_index must be a [2, E] int64 "
+                            f"tensor (got {type(edge_index).__name__}; "
+                            f"SparseTensor and EdgeIndex are not supported)")
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"GCNConv: edge_index must be [2, E] (got "
+                             f"{tuple(edge_index.shape)})")
+        if edge_index.dtype != torch.int64:
+            raise TypeError(f"GCNConv: edge_index must be int64 (got "
+                            f"{edge_index.dtype})")
+        if n_id is not None:
+            _check_ids('n_id', n_id, x.size(0), 'a row of x')
+            if n_id.dim() != 1:
+                raise ValueError(f"GCNConv: n_id must be 1-D (got "
+                                 f"{tuple(n_id.shape)})")
+        num_src = x.size(0) if n_id is None else n_id.numel()
+        if num_dst is not None and not (isinstance(num_dst, int)
+                                        and 0 <= num_dst <= num_src):
+            raise ValueError(f"GCNConv: num_dst = {num_dst!r} is not in "
+                             f"[0, {num_src}]")
+        if edge_weight is not None:
+            if not isinstance(edge_weight, Tensor):
+                raise TypeError(f"GCNConv: edge_weight must be a tensor "
+                                f"(got {type(edge_weight).__name__})")
+            if not edge_weight.is_floating_point():
+                raise TypeError(
+                    f"GCNConv: edge_weight must be floating point (got "
+                    f"{edge_weight.dtype}); dgcn's degrees for a sampled "
+                    f"batch are the keyword argument deg=")
+            if edge_weight.shape != (edge_index.size(1), ):
+                raise ValueError(f"GCNConv: edge_weight must be [E = "
+                                 f"{edge_index.size(1)}] (got "
+                                 f"{tuple(edge_weight.shape)})")
+        default = (edge_weight is None and not self.improved
+                   and self.add_self_loops and self.normalize)
+        if not default:  # (dgcn's gcn_norm op checks the ids itself)
+            _check_ids('edge_index', edge_index, num_src, 'a node id')
+        if deg is not None and not default:
+            raise NotImplementedError(
+                "GCNConv: deg= (the unbiased normalization of a sampled "
+                "batch) works with the default options only, not with "
+                "edge_weight, improved, add_self_loops=False or "
+                "normalize=False")
+        return num_src, default
+
+    def _cache_hit(self, key) -> bool:
+        if self._cached_key is None:
+            return False
+        old = self._cached_key
+        same = all(
+            (a is b) or (isinstance(a, Tensor) and isinstance(b, Tensor)
+                         and a.shape == b.shape and a.device == b.device
+                         and torch.equal(a, b)) or
+            (not isinstance(a, Tensor) and a == b) for a, b in zip(old, key))
+        if not same:
+            raise ValueError(
+                "GCNConv(cached=True): called on another graph than the "
+                "first call's (edge_index, edge_weight, node count, num_dst "
+                "or n_id differ); cached=True is for transductive learning "
+                "on one graph: use cached=False for sampled batches, or "
+                "reset_parameters() to forget the cache")
+        return True
 
     def forward(self, x: Tensor, edge_index: Tensor,
+                edge_weight: Optional[Tensor] = None, *,
                 deg: Optional[Tensor] = None,
                 num_dst: Optional[int] = None,
                 n_id: Optional[Tensor] = None) -> Tensor:
-        num_src = x.size(0) if n_id is None else n_id.numel()
-        adj = self._cached_adj
-        if adj is None:
+        num_src, default = self._check_inputs(x, edge_index, edge_weight,
+                                              deg, num_dst, n_id)
+        key = (edge_index, edge_weight, num_src, num_dst, n_id, deg)
+        if self.cached and self._cache_hit(key):
+            adj = self._cached_adj
+        elif default:
             adj = gcn_norm(edge_index, num_src, deg, num_dst)
-            if n_id is not None:  # columns: rows of x, the whole graph's
-                rowptr, col, value = adj
-                adj = rowptr, n_id.index_select(0, col.long()).int(), value
-            if self.cached:
-                self._cached_adj = adj
+        else:
+            adj = _edge_norm(edge_index, edge_weight, num_src, self.improved,
+                             self.add_self_loops, self.normalize)
+        if self.cached and self._cached_key is None:
+            self._cached_adj, self._cached_key = adj, key
+        if not default:
+            return self._propagate_edges(adj, x, num_src, num_dst, n_id)
+        if n_id is not None:  # columns: rows of x, the whole graph's
+            rowptr, col, value = adj
+            adj = rowptr, n_id.index_select(0, col.long()).int(), value
         rowptr, col, value = adj
         # With n_id, x is the whole graph's: only aggregating first reads
         # just the batch's rows of it.
@@ -136,6 +318,34 @@ class GCNConv(torch.nn.Module):
             rowptr.numel() - 1, num_src, col.numel(), self.in_channels,
             self.out_channels, self.training, x.requires_grad)
         return self.propagate(adj, x, aggregate_first)
+
+    def _propagate_edges(self, edges, x, num_src, num_dst, n_id):
+        # PyG's options beyond the defaults: weights per edge from
+        # _edge_norm. A weight that needs a gradient takes torch's
+        # index_add (differentiable in the weights); otherwise the edges
+        # become CSR rows for dgcn's SpMM.
+        src, dst, weight = edges
+        rows = num_src if num_dst is None else num_dst
+        if num_dst is not None:
+            inside = dst < num_dst
+            src, dst, weight = src[inside], dst[inside], weight[inside]
+        if n_id is not None:
+            x = x.index_select(0, n_id.to(x.device))
+        h = self.lin(x)
+        src, dst = src.to(h.device), dst.to(h.device)
+        weight = weight.to(h.device, torch.float32)
+        if weight.requires_grad:
+            out = h.new_zeros(rows, h.size(1)).index_add(
+                0, dst, h.index_select(0, src) * weight.unsqueeze(1))
+        else:
+            order = torch.argsort(dst, stable=True)
+            rowptr = torch.zeros(rows + 1, dtype=torch.long, device=h.device)
+            rowptr[1:] = torch.bincount(dst, minlength=rows).cumsum(0)
+            out = torch.ops.dgcn.spmm(rowptr, src[order].int(),
+                                      weight[order].contiguous(), h)
+        if self.bias is not None:
+            out = out + self.bias
+        return out
 
     def propagate(self, adj: Tuple[Tensor, Tensor, Tensor], x: Tensor,
                   aggregate_first: bool,

@@ -35,14 +35,14 @@ namespace {
 // (normalize_block adds one per row, as PyG's add_remaining_self_loops does
 // for unweighted graphs).
 Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes, int64_t num_dst) {
-  TORCH_CHECK(edge_index.dim() == 2 && edge_index.size(0) == 2, "gcn_norm: edge_index must be [2, E] (got ",
-              edge_index.sizes(), ")");
-  TORCH_CHECK(edge_index.scalar_type() == at::kLong, "gcn_norm: edge_index must be int64 (got ",
-              edge_index.scalar_type(), ")");
-  TORCH_CHECK(num_nodes >= 0 && num_nodes <= std::numeric_limits<int32_t>::max(),
-              "gcn_norm: num_nodes = ", num_nodes, " is not in [0, 2^31)");
-  TORCH_CHECK(num_dst >= 0 && num_dst <= num_nodes, "gcn_norm: num_dst = ", num_dst,
-              " is not in [0, num_nodes = ", num_nodes, "]");
+  TORCH_CHECK_VALUE(edge_index.dim() == 2 && edge_index.size(0) == 2,
+                    "gcn_norm: edge_index must be [2, E] (got ", edge_index.sizes(), ")");
+  TORCH_CHECK_TYPE(edge_index.scalar_type() == at::kLong, "gcn_norm: edge_index must be int64 (got ",
+                   edge_index.scalar_type(), ")");
+  TORCH_CHECK_VALUE(num_nodes >= 0 && num_nodes <= std::numeric_limits<int32_t>::max(),
+                    "gcn_norm: num_nodes = ", num_nodes, " is not in [0, 2^31)");
+  TORCH_CHECK_VALUE(num_dst >= 0 && num_dst <= num_nodes, "gcn_norm: num_dst = ", num_dst,
+                    " is not in [0, num_nodes = ", num_nodes, "]");
   const at::Tensor e = edge_index.to(at::kCPU).contiguous();
   const int64_t m = e.size(1);
   const int64_t* src = e.data_ptr<int64_t>();
@@ -52,11 +52,11 @@ Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes, int64_t nu
   block.num_src = num_nodes;
   block.indptr.assign(static_cast<size_t>(num_dst) + 1, 0);
   for (int64_t k = 0; k < m; ++k) {
-    TORCH_CHECK(src[k] >= 0 && src[k] < num_nodes && dst[k] >= 0 && dst[k] < num_nodes,
-                "gcn_norm: edge_index[:, ", k, "] = (", src[k], ", ", dst[k],
-                ") is not a pair of node ids in [0, ", num_nodes, ")");
-    TORCH_CHECK(dst[k] < num_dst, "gcn_norm: edge_index[:, ", k, "] = (", src[k], ", ", dst[k],
-                ") targets node ", dst[k], ", past the num_dst = ", num_dst, " rows computed");
+    TORCH_CHECK_INDEX(src[k] >= 0 && src[k] < num_nodes && dst[k] >= 0 && dst[k] < num_nodes,
+                      "gcn_norm: edge_index[:, ", k, "] = (", src[k], ", ", dst[k],
+                      ") is not a pair of node ids in [0, ", num_nodes, ")");
+    TORCH_CHECK_INDEX(dst[k] < num_dst, "gcn_norm: edge_index[:, ", k, "] = (", src[k], ", ", dst[k],
+                      ") targets node ", dst[k], ", past the num_dst = ", num_dst, " rows computed");
     if (src[k] != dst[k]) ++block.indptr[static_cast<size_t>(dst[k]) + 1];
   }
   for (int64_t i = 0; i < num_dst; ++i) block.indptr[i + 1] += block.indptr[i];
@@ -81,15 +81,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edg
   const Block block = block_of_edges(edge_index, num_nodes, num_dst.value_or(num_nodes));
   std::vector<int32_t> degree(static_cast<size_t>(num_nodes));
   if (deg.has_value() && deg->defined()) {
-    TORCH_CHECK(deg->dim() == 1 && deg->size(0) == num_nodes,
-                "gcn_norm: deg must be [num_nodes = ", num_nodes, "] (got ", deg->sizes(), ")");
-    TORCH_CHECK(!at::isFloatingType(deg->scalar_type()), "gcn_norm: deg must hold integers (got ",
-                deg->scalar_type(), ")");
+    TORCH_CHECK_VALUE(deg->dim() == 1 && deg->size(0) == num_nodes,
+                      "gcn_norm: deg must be [num_nodes = ", num_nodes, "] (got ", deg->sizes(), ")");
+    TORCH_CHECK_TYPE(at::isIntegralType(deg->scalar_type(), /*includeBool=*/false),
+                     "gcn_norm: deg must hold integers (got ", deg->scalar_type(), ")");
     const at::Tensor d = deg->to(at::kCPU, at::kLong).contiguous();
     const int64_t* p = d.data_ptr<int64_t>();
     for (int64_t i = 0; i < num_nodes; ++i) {
-      TORCH_CHECK(p[i] >= 0 && p[i] <= std::numeric_limits<int32_t>::max(), "gcn_norm: deg[", i, "] = ", p[i],
-                  " is not a degree");
+      TORCH_CHECK_VALUE(p[i] >= 0 && p[i] <= std::numeric_limits<int32_t>::max(), "gcn_norm: deg[", i,
+                        "] = ", p[i], " is not a degree");
       degree[i] = static_cast<int32_t>(p[i]);
     }
   } else {
@@ -101,23 +101,71 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edg
   return {a.indptr, a.indices, a.values};
 }
 
+// Checks that (rowptr, col, value) is a CSR matrix whose column ids are rows
+// of x, before any kernel reads through them: every id is an address. Typed
+// errors (IndexError / ValueError / TypeError in Python) name the argument
+// and the value seen. One pass over rowptr and col, on their device.
+void check_spmm_args(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
+                     const at::Tensor& x) {
+  TORCH_CHECK_VALUE(rowptr.dim() == 1 && rowptr.numel() >= 1,
+                    "spmm: rowptr must be 1-D with num_rows + 1 entries (got ", rowptr.sizes(), ")");
+  TORCH_CHECK_TYPE(rowptr.scalar_type() == at::kLong, "spmm: rowptr must be int64 (got ",
+                   rowptr.scalar_type(), ")");
+  TORCH_CHECK_VALUE(col.dim() == 1, "spmm: col must be 1-D (got ", col.sizes(), ")");
+  TORCH_CHECK_TYPE(col.scalar_type() == at::kInt || col.scalar_type() == at::kLong,
+                   "spmm: col must be int32 or int64 (got ", col.scalar_type(), ")");
+  TORCH_CHECK_VALUE(value.dim() == 1 && value.numel() == col.numel(),
+                    "spmm: value must be 1-D, one per col entry (got ", value.sizes(), " for col ",
+                    col.sizes(), ")");
+  TORCH_CHECK_TYPE(value.scalar_type() == at::kFloat, "spmm: value must be float32 (got ",
+                   value.scalar_type(), ")");
+  TORCH_CHECK_VALUE(x.dim() == 2, "spmm: x must be [num_cols, features] (got ", x.sizes(), ")");
+  TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat, "spmm: x must be float32 (got ", x.scalar_type(), ")");
+  TORCH_CHECK_VALUE(rowptr.device() == col.device() && col.device() == value.device(),
+                    "spmm: rowptr, col and value must be on one device (got ", rowptr.device(), ", ",
+                    col.device(), ", ", value.device(), ")");
+  const int64_t nnz = col.numel();
+  const int64_t first = rowptr[0].item<int64_t>();
+  const int64_t last = rowptr[-1].item<int64_t>();
+  TORCH_CHECK_VALUE(first == 0 && last == nnz, "spmm: rowptr must run from 0 to nnz = ", nnz, " (got ", first,
+                    " .. ", last, ")");
+  if (rowptr.numel() > 1) {
+    const at::Tensor step = rowptr.narrow(0, 1, rowptr.numel() - 1) - rowptr.narrow(0, 0, rowptr.numel() - 1);
+    const int64_t worst = step.min().item<int64_t>();
+    TORCH_CHECK_VALUE(worst >= 0, "spmm: rowptr must not decrease (a step of ", worst, ")");
+  }
+  if (nnz > 0) {
+    const auto [lo, hi] = at::aminmax(col);
+    const int64_t low = lo.item<int64_t>();
+    const int64_t high = hi.item<int64_t>();
+    TORCH_CHECK_INDEX(low >= 0 && high < x.size(0), "spmm: col holds ", low < 0 ? low : high,
+                      ", not a row of x in [0, ", x.size(0), ")");
+  }
+}
+
 // Â · x for Â = (rowptr, col, value) with x.size(0) columns, recorded for
 // autograd (gradient for x only). A CPU Â multiplies a CUDA x on x's device.
 at::Tensor spmm_op(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
                    const at::Tensor& x) {
-  TORCH_CHECK(rowptr.dim() == 1 && rowptr.numel() >= 1,
-              "spmm: rowptr must be 1-D with num_rows + 1 entries (got ", rowptr.sizes(), ")");
-  TORCH_CHECK(x.dim() == 2, "spmm: x must be [num_cols, features] (got ", x.sizes(), ")");
-  TORCH_CHECK(x.scalar_type() == at::kFloat, "spmm: x must be float32 (got ", x.scalar_type(), ")");
+  check_spmm_args(rowptr, col, value, x);
   CsrTensor a;
   a.num_rows = rowptr.numel() - 1;
   a.num_cols = x.size(0);
-  a.indptr = rowptr;
-  a.indices = col;
-  a.values = value;
+  a.indptr = rowptr.contiguous();
+  a.indices = col.contiguous();
+  a.values = value.contiguous();
   if (a.device() != x.device()) a = a.to(x.device());
   a.check("spmm");
   return spmm_autograd(a, x.stride(1) == 1 ? x : x.contiguous());
+}
+
+// dropout(relu(x)); the kernel reads float32 CPU tensors, anything else goes
+// to LibTorch's own ops (models/dropout.cpp), which check their inputs.
+at::Tensor relu_dropout_op(const at::Tensor& x, double p, bool training) {
+  TORCH_CHECK_VALUE(p >= 0 && p < 1, "relu_dropout: p = ", p, " is not in [0, 1)");
+  TORCH_CHECK_TYPE(at::isFloatingType(x.scalar_type()), "relu_dropout: x must be floating point (got ",
+                   x.scalar_type(), ")");
+  return relu_dropout(x, p, training);
 }
 
 }  // namespace
@@ -129,5 +177,5 @@ TORCH_LIBRARY(dgcn, m) {
       "Tensor)",
       &dgcn::gcn_norm_op);
   m.def("spmm(Tensor rowptr, Tensor col, Tensor value, Tensor x) -> Tensor", &dgcn::spmm_op);
-  m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor", &dgcn::relu_dropout);
+  m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor", &dgcn::relu_dropout_op);
 }

@@ -48,8 +48,8 @@ def test_bad_rank(cora_store):
 
 
 def test_bad_workers(cora_store):
-    with pytest.raises(ValueError, match='num_workers = 0'):
-        NeighborLoader(cora_store, num_neighbors=[5], num_workers=0)
+    with pytest.raises(ValueError, match='num_workers = -1'):
+        NeighborLoader(cora_store, num_neighbors=[5], num_workers=-1)
 
 
 def test_missing_store(tmp_path):
@@ -78,15 +78,15 @@ def test_damaged_store(cora_path, tmp_path):
 
 def test_bad_tensors_for_the_ops():
     edge_index = torch.tensor([[0, 1], [1, 0]])
-    with pytest.raises(RuntimeError, match='edge_index must be int64'):
+    with pytest.raises(TypeError, match='edge_index must be int64'):
         dgcn.nn.gcn_norm(edge_index.int(), 2)
-    with pytest.raises(RuntimeError, match=r'edge_index\[:, 1\] = \(1, 5\)'):
+    with pytest.raises(IndexError, match=r'edge_index\[:, 1\] = \(1, 5\)'):
         dgcn.nn.gcn_norm(torch.tensor([[0, 1], [1, 5]]), 2)
     rowptr, col, value = dgcn.nn.gcn_norm(edge_index, 2)
-    with pytest.raises(RuntimeError, match='x must be float32'):
+    with pytest.raises(TypeError, match='x must be float32'):
         torch.ops.dgcn.spmm(rowptr, col, value, torch.ones(2, 3).double())
     conv = dgcn.nn.GCNConv(3, 4)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(ValueError, match='x has 5 features'):
         conv(torch.ones(2, 5), edge_index)
 
 

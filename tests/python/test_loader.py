@@ -58,7 +58,8 @@ def test_batches_follow_pyg_conventions(cora_store):
     rows = _row_sets(cora_store)
     fanouts = [5, 3]
     loader = NeighborLoader(cora_store, num_neighbors=fanouts, batch_size=64,
-                            input_nodes=cora_store.train_index, seed=3)
+                            input_nodes=cora_store.train_index, seed=3,
+                            shuffle=True)
     plan = dgcn._C.plan_epoch(cora_store.train_index, 3, 0, 0, 1, 64, True)
     batches = list(loader)
     assert len(batches) == len(loader) == len(plan) == 3

@@ -104,12 +104,12 @@ def test_trimmed_layers_give_the_seeds_the_untrimmed_outputs(cora_store,
     trimmed = batch.x
     rows = []
     for i, conv in enumerate(convs):
-        whole = conv(whole, batch.edge_index, batch.deg)
+        whole = conv(whole, batch.edge_index, deg=batch.deg)
         ei, deg, num_src, num_dst = dgcn.nn.trim_to_layer(
             i, batch.num_sampled_nodes, batch.num_sampled_edges,
             batch.edge_index, batch.deg)
         assert trimmed.size(0) == num_src
-        trimmed = conv(trimmed, ei, deg, num_dst=num_dst)
+        trimmed = conv(trimmed, ei, deg=deg, num_dst=num_dst)
         rows.append(trimmed.size(0))
         if i < 2:
             whole, trimmed = whole.relu(), trimmed.relu()
@@ -145,11 +145,12 @@ def test_a_first_layer_reading_the_store_equals_gathered_rows(cora_store,
     ei, deg, _, num_dst = dgcn.nn.trim_to_layer(
         0, bare.num_sampled_nodes, bare.num_sampled_edges, bare.edge_index,
         bare.deg)
-    want = conv(gathered.x, ei, deg, num_dst=num_dst)
+    want = conv(gathered.x, ei, deg=deg, num_dst=num_dst)
     want.square().sum().backward()
     grad = conv.lin.weight.grad.clone()
     conv.lin.weight.grad = None
-    got = conv(cora_store.x, ei, deg, num_dst=num_dst, n_id=bare.n_id)
+    got = conv(cora_store.x, ei, deg=deg, num_dst=num_dst,
+               n_id=bare.n_id)
     assert got.shape == (num_dst, out_channels)
     assert _rel_err(got, want) <= 1e-5
     got.square().sum().backward()
@@ -158,7 +159,7 @@ def test_a_first_layer_reading_the_store_equals_gathered_rows(cora_store,
 
 def test_num_dst_refuses_an_edge_into_a_row_it_leaves_out():
     edge_index = torch.tensor([[0, 1], [1, 2]])
-    with pytest.raises(RuntimeError, match='past the num_dst = 2 rows'):
+    with pytest.raises(IndexError, match='past the num_dst = 2 rows'):
         dgcn.nn.gcn_norm(edge_index, 3, None, 2)
 
 
