@@ -53,7 +53,9 @@ if(NOT DGCN_CUDA STREQUAL "OFF")
   endif()
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cusparse)
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${NCCL_ROOT}/include $ENV{NCCL_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS})
-    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
+    # NAMES_PER_DIR: NCCL_ROOT's library (the wheel has only libnccl.so.2)
+    # before the toolkit's libnccl.so, so header and library come from one NCCL.
+    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
                  HINTS ${NCCL_ROOT}/lib $ENV{NCCL_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR})
   endif()
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cusparse
