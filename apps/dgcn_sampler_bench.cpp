@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       "dgcn-sampler-bench: how fast the neighbour sampler runs on a .gcn store, per thread count, against "
       "this machine's random-access limit. One JSON object on stdout, a table on stderr."};
   dgcn::cli::setup(app, "dgcn-sampler-bench");
+  app.footer(dgcn::sampler_bench_columns());
   std::string data;
   dgcn::SamplerBenchOptions o;
   app.add_option("--data", data, "the .gcn store to sample from (seeds: its training nodes)")

@@ -195,6 +195,14 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
   DGCN_CHECK(o.batches >= 1, "sampler bench: batches = {}, expected >= 1", o.batches);
   DGCN_CHECK(!o.threads.empty(), "sampler bench: no thread counts given");
   for (int t : o.threads) DGCN_CHECK(t >= 1, "sampler bench: thread count {} is not >= 1", t);
+  // A part's rows are its own nodes only, while its neighbours are global
+  // ids: sampling one would fail at its first batch with a message about a
+  // node id rather than about the file.
+  DGCN_CHECK(
+      !store.part.is_part(),
+      "sampler bench: {} is part {} of {} of a partitioned graph (dgcn-prep partition); the bench samples "
+      "a whole store: give the store it was partitioned from (its partition.json names it, source_path)",
+      what, store.part.index, store.part.count);
   std::vector<int64_t> all_nodes;
   std::span<const int64_t> seeds = store.train_nodes();
   if (seeds.empty()) {
@@ -279,6 +287,27 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
   }
   result["machine"]["load_average_1m_at_end"] = load_average_1m();
   return result;
+}
+
+std::string sampler_bench_columns() {
+  return "Columns of the table (JSON field in brackets; M = millions, k = thousands, per cpu-s = per second "
+         "of CPU time all threads together):\n"
+         "  threads    loader workers of the run (and threads inside one batch for M intra/s)\n"
+         "  batch/s    batches sampled per second, without feature gathering [batches_per_s]\n"
+         "  M edge/s   sampled edges per second [sampled_edges_per_s]\n"
+         "  M e/cpu-s  sampled edges per CPU-second [sampled_edges_per_cpu_s]\n"
+         "  M intra/s  sampled edges per second, one batch at a time split over the threads "
+         "[intra_batch_edges_per_s]\n"
+         "  k node/b   nodes per batch, seeds and sampled neighbours [nodes_per_batch]\n"
+         "  cpu        CPU time over wall time x threads [cpu_utilization]\n"
+         "  ldr b/s    loader batches per second with features and labels gathered [loader_batches_per_s]\n"
+         "  wait       share of the time the consumer waited for a batch [consumer_wait_fraction]\n"
+         "  M read/s   this machine's random-access limit: random 4-byte reads per second from an array "
+         "as large as the CSR indices, with as many threads [limit_reads_per_s]\n"
+         "  M r/cpu-s  the same limit per CPU-second [limit_reads_per_cpu_s]\n"
+         "  ratio      M edge/s over M read/s: how close sampling comes to the limit [ratio_to_limit]\n"
+         "  r/cpu      M e/cpu-s over M r/cpu-s, the same per CPU-second [ratio_to_limit_cpu]\n"
+         "  digest     digest of the sampled batches; equal for every thread count [digest]\n";
 }
 
 std::string sampler_bench_table(const nlohmann::json& r) {

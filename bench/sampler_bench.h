@@ -59,4 +59,8 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
 // The runs as an aligned text table (for stderr).
 std::string sampler_bench_table(const nlohmann::json& result);
 
+// What each column of that table means and which JSON field it shows, one
+// line per column (for --help and docs/training.md).
+std::string sampler_bench_columns();
+
 }  // namespace dgcn

@@ -13,6 +13,7 @@
 
 #include "fixtures.h"
 #include "graph/store_format.h"
+#include "partition/partition_files.h"
 #include "sampling/test_graphs.h"
 
 namespace dgcn {
@@ -117,6 +118,18 @@ TEST_F(SamplerBenchApp, BadInputIsAClearError) {
 
   BenchRun missing = bench("--data " + (dir_ / "none.gcn").string());
   EXPECT_EQ(missing.status, 2) << missing.err;
+
+  // A part of a partitioned graph is named for what it is (not "batch 0 of
+  // epoch -1" from inside the sampler's warm-up).
+  WritePartitionOptions parts;
+  parts.partition = {.parts = 2, .seed = 1, .threads = 2};
+  write_partition(testing::community_store(), (dir_ / "p2").string(), parts);
+  const std::string part = (dir_ / "p2" / "part-001.gcn").string();
+  BenchRun on_part = bench("--data " + part + " --batches 2");
+  EXPECT_EQ(on_part.status, 1) << on_part.err;
+  EXPECT_NE(on_part.err.find(part + " is part 1 of 2 of a partitioned graph"), std::string::npos)
+      << on_part.err;
+  EXPECT_EQ(on_part.err.find("epoch -1"), std::string::npos) << on_part.err;
 
   // A usage error, caught while parsing (before the store is read).
   BenchRun zero_threads = bench("--data " + graph + " --threads 0 --batches 2");

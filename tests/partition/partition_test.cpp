@@ -14,6 +14,8 @@
 #include "graph/store_header.h"
 #include "graph/store_test_util.h"
 #include "graph/symmetry.h"
+#include "in_process_collectives.h"
+#include "partition/part_loading.h"
 #include "partition/partition_files.h"
 #include "scratch_dir.h"
 
@@ -330,6 +332,23 @@ TEST_F(PartitionFolder, AnOutputFolderInUseIsLeftAlone) {
   EXPECT_FALSE(std::filesystem::exists(fresh));
   // Nor its temporary sibling folder (AtomicFolder).
   EXPECT_EQ(testing::ScratchDir::entries_of(scratch_.path()), std::vector<std::string>{"used"});
+}
+
+// A part count that does not fit the job fails on every rank for one
+// reason: each rank's error says it once and names the ranks together.
+TEST_F(PartitionFolder, AReasonSharedByRanksIsSaidOnce) {
+  const std::string dir = scratch_.file("p2");
+  write(dir, 2);
+  testing::InProcessGroup group(3);
+  std::vector<std::string> errors(3);
+  testing::run_ranks(3, [&](int rank) {
+    errors[static_cast<size_t>(rank)] = error_of([&] { load_partition_part(dir, group.at(rank), {}); });
+  });
+  const std::string reason = "is partitioned into 2 parts but the job has 3 ranks";
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("failed on ranks 0, 1, 2: " + dir + " " + reason), std::string::npos) << e;
+    EXPECT_EQ(e.find(reason), e.rfind(reason)) << "said once: " << e;
+  }
 }
 
 }  // namespace
