@@ -8,7 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -51,6 +55,8 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
       "Graph store (.gcn, from dgcn-prep) to train on, or a partitioned graph's folder (from dgcn-prep "
       "partition: one rank per part, each loading only its part); without it the synthetic --preset is "
       "generated in memory");
+  // A missing path is a usage error naming the flag (exit 2), as dgcn-prep's --file.
+  data->check(CLI::ExistingPath);
   app.add_option(
          "--seeds", a.seeds,
          "Partitioned graphs: global trains every rank on the seeds a replicated run would give it (the "
@@ -149,17 +155,35 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
       ->check(kPositive);
   app.add_option(
       "--metrics-out", job.metrics_out,
-      "Append one JSON line per epoch to FILE (flushed as each epoch ends; a resumed run keeps the "
-      "lines up to its checkpoint)");
+      "Write one JSON line per epoch to FILE (flushed as each epoch ends). A fresh run refuses a FILE "
+      "that holds lines (another run's; nothing is replaced); a resumed run keeps the lines up to its "
+      "checkpoint and appends");
   app.add_option("--plot", job.plot, "Draw loss and metric curves into FILE.png or FILE.svg (gnuplot)");
   app.add_option("--cpu-cache-gb", a.cpu_cache_gb,
                  "Freed large CPU tensors kept for reuse, in GiB (Note [CPU memory reuse])")
       ->check(kNonNegative);
 }
 
+// A fresh run never replaces another run's metrics, as it never mixes its
+// checkpoints with another run's (a restarted run's own lines are not another
+// run's: rank_env's restart_count).
+void refuse_used_metrics_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0) return;
+  std::ifstream in(path);
+  const auto lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  throw dgcn::cli::UsageError(fmt::format(
+      "--metrics-out {} already holds {} lines of another run; a fresh run does not replace them (choose "
+      "another file or remove it; add --resume with that run's --checkpoint to continue it)",
+      path, lines));
+}
+
 // What rank 0 checks before loading anything: every output can be written.
-void check_outputs(const dgcn::TrainJobOptions& job, bool overwrite) {
-  if (!job.metrics_out.empty()) dgcn::cli::check_output_file("--metrics-out", job.metrics_out);
+void check_outputs(const dgcn::TrainJobOptions& job, bool overwrite, bool restarted) {
+  if (!job.metrics_out.empty()) {
+    dgcn::cli::check_output_file("--metrics-out", job.metrics_out);
+    if (!job.resume && !restarted) refuse_used_metrics_file(job.metrics_out);
+  }
   if (!job.plot.empty()) {
     dgcn::cli::check_output_file("--plot", job.plot);
     try {
@@ -212,7 +236,7 @@ int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchO
   if (env.world_size > 1) spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
   dgcn::resume_after_restart(env, job.checkpoint_dir, job.resume);  // Note [Restarts]
   if (env.rank == 0) {
-    check_outputs(job, a.overwrite_checkpoints);
+    check_outputs(job, a.overwrite_checkpoints, env.restart_count > 0);
     set_interrupt_note(job, args);
   }
   const int threads = dgcn::resolve_threads(a.threads, env.local_world_size);

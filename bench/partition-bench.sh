@@ -71,6 +71,9 @@ run() {
   local name=$1
   shift
   echo "partition-bench: $name" >&2
+  # This bench's own result of an earlier run: dgcn-train refuses to replace
+  # a metrics file that holds lines, so the rerun removes it first.
+  rm -f "$work/$name.jsonl"
   "$bin/dgcn-train" --num-neighbors 15,10,5 --batch-size 1024 --hidden 128 --head linear --threads "$threads" \
     --timeout 600 --metrics-out "$work/$name.jsonl" "$@" > "$work/$name.json" 2> "$work/$name.log" ||
     { echo "partition-bench: $name failed; see $work/$name.log" >&2; tail -5 "$work/$name.log" >&2; exit 1; }

@@ -72,8 +72,8 @@ GraphStore read_edgelist(const EdgeListOptions& options) {
   const int threads = resolve_threads(options.num_threads);
   const std::string& path = options.file;
   const FileKind kind = file_kind(path);
-  DGCN_CHECK(kind != FileKind::kStore && kind != FileKind::kZip && kind != FileKind::kNpy &&
-                 kind != FileKind::kPickle,
+  DGCN_CHECK(kind != FileKind::kStore && kind != FileKind::kZip && kind != FileKind::kTorch &&
+                 kind != FileKind::kNpy && kind != FileKind::kPickle,
              "{}: not an edge list: {}", path, file_kind_hint(path));
   const int64_t limit = options.num_nodes > 0 ? options.num_nodes : INT64_MAX;
 

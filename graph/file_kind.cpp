@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,7 +24,22 @@ std::string stem_store(const std::string& path) {
 
 FileKind file_kind(std::span<const std::byte> head) {
   if (starts_with(head, "\x89GCN\r\n\x1a\n", 8)) return FileKind::kStore;
-  if (starts_with(head, "PK\x03\x04", 4)) return FileKind::kZip;
+  if (starts_with(head, "PK\x03\x04", 4)) {
+    // The first entry's name follows the 30-byte local header; its length is
+    // the little-endian u16 at byte 26. A PyTorch archive names every entry
+    // "<archive>/...": data.pkl first (torch.save), or the tensors data/0,
+    // data/1, ... first (dgcn-train's checkpoints); a .npz names arrays.
+    if (head.size() >= 30) {
+      const size_t n = static_cast<size_t>(head[26]) | static_cast<size_t>(head[27]) << 8;
+      if (head.size() >= 30 + n) {
+        const std::string_view name(reinterpret_cast<const char*>(head.data()) + 30, n);
+        const size_t slash = name.find('/');
+        const std::string_view rest = slash == std::string_view::npos ? "" : name.substr(slash + 1);
+        if (rest == "data.pkl" || rest.substr(0, 5) == "data/") return FileKind::kTorch;
+      }
+    }
+    return FileKind::kZip;
+  }
   if (starts_with(head, "\x93NUMPY", 6)) return FileKind::kNpy;
   if (starts_with(head, "\x1f\x8b", 2)) return FileKind::kGzip;
   if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) return FileKind::kPickle;
@@ -41,6 +57,16 @@ std::string file_kind_hint(const std::string& path, std::span<const std::byte> h
       return fmt::format(
           "it is a .gcn graph store (dgcn's own format): `dgcn-prep info {}` describes it, "
           "dgcn-train and dgcn-predict read it with --data",
+          path);
+    case FileKind::kTorch:
+      return fmt::format(
+          "it is a PyTorch archive, like a dgcn-train checkpoint (best.pt, checkpoint-*.pt), not a graph: "
+          "continue its run with `dgcn-train --checkpoint {} --resume` and its other flags, or predict "
+          "with `dgcn-predict --checkpoint {} --data STORE.gcn --out PREFIX`; --data takes the .gcn store it "
+          "was trained on",
+          std::filesystem::path(path).parent_path().empty()
+              ? std::string(".")
+              : std::filesystem::path(path).parent_path().string(),
           path);
     case FileKind::kZip:
       return fmt::format(

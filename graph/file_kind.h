@@ -9,7 +9,9 @@
 
 namespace dgcn {
 
-enum class FileKind { kUnknown, kStore, kZip, kNpy, kGzip, kPickle, kText };
+// kTorch: a zip archive as torch.save and dgcn-train's checkpoints write it
+// (its first entry is "<archive>/data.pkl"); kZip: any other zip (a .npz).
+enum class FileKind { kUnknown, kStore, kTorch, kZip, kNpy, kGzip, kPickle, kText };
 
 // The kind `head` (the first bytes of a file) starts like.
 FileKind file_kind(std::span<const std::byte> head);

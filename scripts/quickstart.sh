@@ -14,6 +14,9 @@ mkdir -p data runs
 if [ ! -f data/small.gcn ]; then
   build/bin/dgcn-prep synthetic --preset small --seed 0 --out data/small.gcn
 fi
+# The metrics of an earlier quickstart: dgcn-train refuses to replace a
+# metrics file that holds lines, so a rerun starts from a fresh one.
+rm -f runs/quickstart.jsonl
 build/bin/dgcn-train --nproc-per-node 2 --data data/small.gcn --num-neighbors 15,10,5 --batch-size 1024 --hidden 128 \
   --epochs 5 --lr 0.01 --dropout 0.5 --seed 0 \
   --metrics-out runs/quickstart.jsonl --plot runs/quickstart.png "$@"

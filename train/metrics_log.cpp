@@ -52,6 +52,29 @@ MetricsLog::MetricsLog(std::string path, int64_t keep_through_epoch) : path_(std
   fd_ = UniqueFd(fd);
 }
 
+std::vector<CurvePoint> curve_of_metrics_file(const std::string& path, const std::string& metric) {
+  std::vector<CurvePoint> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // no newline: a line cut short
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) break;
+    if (!j.contains("epoch") || !j["epoch"].is_number_integer()) continue;  // a record line
+    CurvePoint p;
+    p.epoch = j["epoch"].get<int64_t>();
+    p.loss = j.value("loss", 0.0);
+    p.train = j.value("train_" + metric, 0.0);
+    p.evaluated = j.contains("valid_" + metric) && j.contains("test_" + metric);
+    if (p.evaluated) {
+      p.valid = j["valid_" + metric].get<double>();
+      p.test = j["test_" + metric].get<double>();
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
 void MetricsLog::write(const nlohmann::json& line) {
   if (!fd_) return;
   const std::string text = line.dump() + "\n";

@@ -17,8 +17,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/file_io.h"
+#include "train/training_plot.h"
 
 namespace dgcn {
 
@@ -41,5 +43,12 @@ class MetricsLog {
   std::string path_;
   UniqueFd fd_;
 };
+
+// The curve points of the epoch lines in `path` (a --metrics-out file, whose
+// task metric is named `metric`: "acc" reads train_acc, valid_acc, test_acc)
+// up to the first line that is not complete JSON. A resumed run draws these
+// epochs before its own, so its plot shows the whole run, not only the part
+// after the checkpoint. A missing file has none.
+std::vector<CurvePoint> curve_of_metrics_file(const std::string& path, const std::string& metric);
 
 }  // namespace dgcn

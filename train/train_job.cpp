@@ -47,15 +47,25 @@ nlohmann::json epoch_json(const EpochReport& r, const std::string& metric, int w
   return j;
 }
 
+// Seconds with three significant digits below 100 s, so a Cora epoch of
+// 0.012 s does not print as "0.0".
+std::string secs(double s) {
+  if (s >= 100) return fmt::format("{:.0f}", s);
+  if (s >= 10) return fmt::format("{:.1f}", s);
+  if (s >= 1) return fmt::format("{:.2f}", s);
+  return fmt::format("{:.3f}", s);
+}
+
 void log_epoch(const EpochReport& r, const std::string& metric, int world_size) {
   std::string eval;
   if (r.valid_metric) {
-    eval = fmt::format("  valid {} {:.4f}  test {:.4f} ({:.1f} s)", metric, *r.valid_metric, *r.test_metric,
-                       r.eval_s);
+    eval = fmt::format("  valid {} {:.4f}  test {:.4f}  (evaluation {} s)", metric, *r.valid_metric,
+                       *r.test_metric, secs(r.eval_s));
   }
   spdlog::info(
-      "epoch {:>3}  loss {:.4f}  train {} {:.4f}{}  | {:.1f} s: wait {:.1f}, compute {:.1f}, other {:.1f}",
-      r.epoch, r.loss, metric, r.train_metric, eval, r.epoch_s, r.sampling_wait_s, r.compute_s, r.other_s);
+      "epoch {:>3}  loss {:.4f}  train {} {:.4f}{}  | training {} s: sampling wait {}, compute {}, other {}",
+      r.epoch, r.loss, metric, r.train_metric, eval, secs(r.epoch_s), secs(r.sampling_wait_s),
+      secs(r.compute_s), secs(r.other_s));
   if (!r.partitioned) return;
   const nlohmann::json per_batch = exchange_json(r, world_size)["per_batch"];
   spdlog::info(
@@ -120,17 +130,25 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
   run.config = gcn_run_config(o, store, run.data_path, group.size(), run.partition);
   const std::string metric = metric_name(store.task);
   std::unique_ptr<MetricsLog> metrics;
+  std::vector<CurvePoint> earlier;  // a resumed run's epochs before its first, from --metrics-out
   std::vector<CurvePoint> curve;
   const GcnRunSummary summary =
       train_gcn(store, o, run, group, [&](const EpochReport& r, const Trainer& trainer) {
         if (!rank0) return;
-        curve = trainer.curve();
         if (!job.metrics_out.empty() && !metrics) {
           // Opened at the first epoch this run trains: a resumed run keeps the lines before it.
           const int64_t before = r.epoch - 1;
-          metrics = std::make_unique<MetricsLog>(job.metrics_out, run.resume && before > 0 ? before : -1);
+          const bool resumed = run.resume && before > 0;
+          metrics = std::make_unique<MetricsLog>(job.metrics_out, resumed ? before : -1);
+          if (resumed) {
+            for (const CurvePoint& p : curve_of_metrics_file(job.metrics_out, metric)) {
+              if (p.epoch < r.epoch) earlier.push_back(p);
+            }
+          }
           metrics->write({{"config", run.config}, {"first_epoch", r.epoch}});
         }
+        curve = earlier;
+        curve.insert(curve.end(), trainer.curve().begin(), trainer.curve().end());
         if (metrics) metrics->write(epoch_json(r, metric, group.size()));
         log_epoch(r, metric, group.size());
       });
@@ -167,6 +185,7 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
                     {"memory", {{"graph_bytes", graph_bytes}, {"peak_rss_bytes", peak_rss}}},
                     {"config", summary.config}};
   if (metrics) result.files_written.push_back(job.metrics_out);
+  result.curve = curve;
   if (on_summary) on_summary(result.summary);
   if (!job.plot.empty() && !curve.empty()) {
     plot_training_curves(curve, metric, job.plot, plot_title(job.plot_title_prefix, run.data_path, o));

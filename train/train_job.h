@@ -23,6 +23,7 @@
 #include "distributed/process_group.h"
 #include "train/gcn_trainer.h"
 #include "train/open_data.h"
+#include "train/training_plot.h"
 #include "train/training_seeds.h"
 
 namespace dgcn {
@@ -46,6 +47,9 @@ struct TrainJobResult {
   nlohmann::json summary;
   TrainSummary train;                      // every rank
   std::vector<std::string> files_written;  // rank 0: the metrics log and the plot, when asked for
+  // Rank 0: the epochs --plot draws: a resumed run's earlier epochs from its
+  // --metrics-out file, then the epochs it trained.
+  std::vector<CurvePoint> curve;
 };
 
 // Called on rank 0 with the summary before the plot is drawn, so a plot that

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "run_command.h"
 
@@ -75,6 +76,11 @@ TEST(CliConventions, UsageErrorsExitTwoNamingTheFlagAndWhatIsAccepted) {
       {"dgcn-spmm-bench", "--new-fraction 0.9 0.5", "The following argument was not expected: 0.5"},
       {"dgcn-sampler-bench", "--data /dev/null --threads 2,0",
        "--threads: '2,0': element 2 '0' must be >= 1"},
+      // A missing input file is a usage error naming its flag, in every binary.
+      {"dgcn-prep", "npz --file /no/such/cora.npz --out x.gcn",
+       "--file: File does not exist: /no/such/cora.npz"},
+      {"dgcn-train", "--data /no/such/cora.gcn", "--data: Path does not exist: /no/such/cora.gcn"},
+      {"dgcn-sampler-bench", "--data /no/such/cora.gcn", "--data: File does not exist: /no/such/cora.gcn"},
   };
   for (const Case& c : cases) {
     if (!std::filesystem::exists(bin(c.binary))) continue;
@@ -98,6 +104,31 @@ TEST(CliConventions, AFileOfTheWrongKindGetsAHint) {
               std::string::npos)
         << r.err;
   }
+  // A checkpoint (a PyTorch zip archive) given as --data: it is a
+  // checkpoint, not a .npz to convert. One of dgcn-train's own (tensors
+  // first), and one as torch.save writes them (archive/data.pkl first).
+  const std::string name = "archive/data.pkl";
+  std::string header("PK\x03\x04", 4);
+  header += std::string(22, '\0');
+  header += static_cast<char>(name.size());
+  header += std::string(3, '\0');
+  std::ofstream(dir.file("saved.pt"), std::ios::binary) << header << name << std::string(200, '\0');
+  if (std::filesystem::exists(bin("dgcn-train"))) {
+    ASSERT_EQ(
+        run_command(bin("dgcn-train") + " --preset tiny --epochs 1 --checkpoint " + dir.file("ckpt"), dir)
+            .exit_code,
+        0);
+    for (const std::string& pt : {dir.file("ckpt/best.pt"), dir.file("saved.pt")}) {
+      auto r = run_command(bin("dgcn-train") + " --data " + pt + " --epochs 1", dir);
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_NE(r.err.find("it is a PyTorch archive, like a dgcn-train checkpoint"), std::string::npos)
+          << r.err;
+      const std::string folder = std::filesystem::path(pt).parent_path().string();
+      EXPECT_NE(r.err.find("dgcn-train --checkpoint " + folder + " --resume"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("dgcn-predict --checkpoint " + pt), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("dgcn-prep npz"), std::string::npos) << "not a .npz: " << r.err;
+    }
+  }
   // A .gcn given to the edge-list reader.
   std::ofstream(dir.file("g.gcn"), std::ios::binary)
       << std::string("\x89GCN\r\n\x1a\n", 8) << std::string(200, 'x');
@@ -106,6 +137,57 @@ TEST(CliConventions, AFileOfTheWrongKindGetsAHint) {
   EXPECT_EQ(e.exit_code, 1);
   EXPECT_NE(e.err.find("not an edge list: it is a .gcn graph store"), std::string::npos) << e.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("o.gcn")));
+}
+
+// A fresh run never replaces what a --metrics-out file holds (as a used
+// --checkpoint folder is refused): a usage error before anything is loaded.
+TEST(CliConventions, AFreshRunRefusesAMetricsFileThatHoldsLines) {
+  if (!std::filesystem::exists(bin("dgcn-train"))) GTEST_SKIP() << "dgcn-train is not built (no LibTorch)";
+  ScratchDir dir;
+  const std::string metrics = dir.file("m.jsonl");
+  const std::string before = "{\"config\": {}, \"first_epoch\": 1}\n{\"epoch\": 1, \"loss\": 1.5}\n";
+  std::ofstream(metrics) << before;
+  auto r = run_command(bin("dgcn-train") + " --preset tiny --epochs 1 --metrics-out " + metrics, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--metrics-out " + metrics + " already holds 2 lines of another run"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(testing::read_text(metrics), before) << "nothing the user had is lost";
+  // An empty file is no one's run: it is written.
+  std::ofstream(metrics, std::ios::trunc).close();
+  r = run_command(bin("dgcn-train") + " --preset tiny --epochs 1 --metrics-out " + metrics, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(testing::read_text(metrics).find("\"epoch\":1"), std::string::npos);
+  auto help = run_command(bin("dgcn-train") + " --help", dir);
+  EXPECT_EQ(help.out.find("Append one JSON line"), std::string::npos) << "the help says what it does";
+  EXPECT_NE(help.out.find("A fresh run refuses a FILE"), std::string::npos) << help.out;
+}
+
+// The progress line names each figure and keeps digits where epochs are
+// short (a tiny epoch once printed "(0.0 s) | 0.0 s: wait 0.0, compute 0.0").
+TEST(CliConventions, TheProgressLineLabelsItsSecondsWithDigitsForShortEpochs) {
+  if (!std::filesystem::exists(bin("dgcn-train"))) GTEST_SKIP() << "dgcn-train is not built (no LibTorch)";
+  ScratchDir dir;
+  auto r = run_command(bin("dgcn-train") + " --preset tiny --epochs 1 --threads 1", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Below 1 s three decimals, below 10 s two, and so on.
+  const std::string secs = R"((0\.\d{3}|[1-9]\.\d{2}|[1-9]\d\.\d|\d{3,}))";
+  const std::regex line(
+      "epoch   1  loss [0-9.]+  train acc [0-9.]+  valid acc [0-9.]+  test [0-9.]+  \\(evaluation " + secs +
+      " s\\)  \\| training " + secs + " s: sampling wait " + secs + ", compute " + secs + ", other " + secs);
+  EXPECT_TRUE(std::regex_search(r.err, line)) << r.err;
+}
+
+// The sampler bench's table columns are explained where a user looks.
+TEST(CliConventions, TheSamplerBenchHelpExplainsEveryColumn) {
+  ScratchDir dir;
+  auto help = run_command(bin("dgcn-sampler-bench") + " --help", dir);
+  ASSERT_EQ(help.exit_code, 0);
+  for (const char* column :
+       {"threads ", "batch/s ", "M edge/s ", "M e/cpu-s ", "M intra/s ", "k node/b ", "cpu ", "ldr b/s ",
+        "wait ", "M read/s ", "M r/cpu-s ", "ratio ", "r/cpu ", "digest "}) {
+    EXPECT_NE(help.out.find(std::string("\n  ") + column), std::string::npos) << column << " in " << help.out;
+  }
 }
 
 }  // namespace

@@ -71,5 +71,37 @@ TEST(MetricsLog, AFullDiskLeavesWholeLinesOnly) {
   EXPECT_EQ(nlohmann::json::parse(after[3]), nlohmann::json({{"epoch", 4}}));
 }
 
+// The curve a resumed run draws before its own epochs: the epoch lines
+// (record lines skipped), valid/test only where the epoch was evaluated, up
+// to a line cut short.
+TEST(MetricsLog, TheCurveOfAMetricsFileIsItsEpochLines) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("m.jsonl");
+  std::ofstream(path) << R"({"config": {}, "first_epoch": 1})"
+                      << "\n"
+                      << R"({"epoch": 1, "loss": 2.5, "train_acc": 0.25})"
+                      << "\n"
+                      << R"({"epoch": 2, "loss": 1.5, "train_acc": 0.5, "valid_acc": 0.4, "test_acc": 0.375})"
+                      << "\n"
+                      << R"({"config": {}, "first_epoch": 3})"
+                      << "\n"
+                      << R"({"epoch": 3, "loss": 1.25, "train_acc": 0.75})"
+                      << "\n"
+                      << R"({"epoch": 4, "lo)";
+  const std::vector<CurvePoint> c = curve_of_metrics_file(path, "acc");
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].epoch, 1);
+  EXPECT_EQ(c[0].loss, 2.5);
+  EXPECT_EQ(c[0].train, 0.25);
+  EXPECT_FALSE(c[0].evaluated);
+  EXPECT_EQ(c[1].epoch, 2);
+  EXPECT_TRUE(c[1].evaluated);
+  EXPECT_EQ(c[1].valid, 0.4);
+  EXPECT_EQ(c[1].test, 0.375);
+  EXPECT_EQ(c[2].epoch, 3);
+  EXPECT_EQ(c[2].train, 0.75);
+  EXPECT_TRUE(curve_of_metrics_file(dir.file("none.jsonl"), "acc").empty());
+}
+
 }  // namespace
 }  // namespace dgcn

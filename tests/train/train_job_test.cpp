@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "distributed/process_group.h"
@@ -39,6 +41,56 @@ TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
   int lines = 0;
   for (std::string line; std::getline(in, line); ++lines) EXPECT_NO_THROW((void)nlohmann::json::parse(line));
   EXPECT_EQ(lines, 3) << "the run's record, then one line per epoch";
+}
+
+std::vector<int64_t> epochs_of(const std::vector<CurvePoint>& curve) {
+  std::vector<int64_t> out;
+  for (const CurvePoint& p : curve) out.push_back(p.epoch);
+  return out;
+}
+
+// --plot after --resume draws the whole run: the earlier epochs from the
+// metrics file (as they were logged), then the resumed ones.
+TEST(RunTrainJob, AResumedRunsCurveHoldsTheEpochsBeforeItsCheckpoint) {
+  testing::ScratchDir dir;
+  TrainJobOptions job = tiny_job();
+  job.train.epochs = 3;
+  job.checkpoint_dir = dir.file("ckpt");
+  job.metrics_out = dir.file("metrics.jsonl");
+  auto group = ProcessGroup::create(RankEnv{}, {});
+  const TrainJobResult first = run_train_job(job, *group);
+  ASSERT_EQ(epochs_of(first.curve), (std::vector<int64_t>{1, 2, 3}));
+  job.train.epochs = 5;
+  job.resume = true;
+  const TrainJobResult resumed = run_train_job(job, *group);
+  group->shutdown();
+  ASSERT_EQ(epochs_of(resumed.curve), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(resumed.curve[i].loss, first.curve[i].loss) << "epoch " << i + 1;
+    EXPECT_DOUBLE_EQ(resumed.curve[i].train, first.curve[i].train) << "epoch " << i + 1;
+    EXPECT_EQ(resumed.curve[i].evaluated, first.curve[i].evaluated) << "epoch " << i + 1;
+    EXPECT_DOUBLE_EQ(resumed.curve[i].valid, first.curve[i].valid) << "epoch " << i + 1;
+  }
+}
+
+// Resumed in the middle of its last epoch, a run trains one epoch; its curve
+// still starts at epoch 1 (the epochs before come from the metrics file).
+TEST(RunTrainJob, AMidEpochResumeDrawsTheEarlierEpochsToo) {
+  testing::ScratchDir dir;
+  TrainJobOptions job = tiny_job();
+  job.train.epochs = 3;
+  job.checkpoint_dir = dir.file("ckpt");
+  job.checkpoint_every_batches = 1;
+  job.metrics_out = dir.file("metrics.jsonl");
+  auto group = ProcessGroup::create(RankEnv{}, {});
+  run_train_job(job, *group);
+  // As if the run had stopped inside epoch 3: its end-of-epoch checkpoint is gone.
+  std::filesystem::remove(dir.file("ckpt/checkpoint-000003.pt"));
+  job.resume = true;
+  const TrainJobResult resumed = run_train_job(job, *group);
+  group->shutdown();
+  EXPECT_EQ(resumed.summary["first_epoch"], 3) << "resumed inside epoch 3";
+  EXPECT_EQ(epochs_of(resumed.curve), (std::vector<int64_t>{1, 2, 3}));
 }
 
 TEST(RunTrainJob, TheSameOptionsGiveTheSameModel) {
