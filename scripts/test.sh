@@ -37,7 +37,7 @@ cuda_glue_check() {
   fi
 }
 phase cuda-glue-check cuda_glue_check
-phase tests ctest --test-dir build --output-on-failure --parallel "$(nproc)" --timeout 600 "$@"
+phase tests ctest --test-dir build --no-tests=error --output-on-failure --parallel "$(nproc)" --timeout 600 "$@"
 phase python scripts/python-check.sh
 phase cpu-only scripts/cpu-only-check.sh
 phase sanitize-torch-free scripts/sanitize.sh torch-free

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -58,6 +59,19 @@ std::map<int, std::string> logged_digests(const std::string& err) {
   return out;
 }
 
+// The summary of a run that must succeed: exit status 0 and a JSON object
+// holding each of `keys`. Anything else fails the test naming what is
+// wrong, so a run that crashed or printed nothing cannot pass as a summary
+// whose every field is null.
+json summary_of_success(const CommandResult& r, std::initializer_list<const char*> keys) {
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json s = summary_of(r);
+  EXPECT_TRUE(s.is_object()) << "no JSON summary on stdout: " << r.out << r.err;
+  if (!s.is_object()) return json::object();
+  for (const char* key : keys) EXPECT_TRUE(s.contains(key)) << "the summary has no " << key << ": " << s;
+  return s;
+}
+
 using DgcnTrain = testing::DgcnTrainRuns;
 
 TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
@@ -92,7 +106,8 @@ TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
   EXPECT_FALSE(std::filesystem::exists(metrics + ".tmp"));
 
   // Timing runs: no evaluation, so no metrics in the summary.
-  json timing = summary_of(train("--epochs 1 --eval none --nproc-per-node 2"));
+  json timing = summary_of_success(train("--epochs 1 --eval none --nproc-per-node 2"),
+                                   {"param_digest", "valid_acc", "best_valid_acc", "best_epoch"});
   EXPECT_TRUE(timing["valid_acc"].is_null() && timing["best_valid_acc"].is_null()) << timing;
   EXPECT_TRUE(timing["best_epoch"].is_null()) << timing;
 }
@@ -106,8 +121,9 @@ TEST_F(DgcnTrain, RanksOfOneMachineMapOneSharedCache) {
   save_store(testing::community_store(), data_, compress_all);
   const std::string cache = scratch_.file("cache");
   std::filesystem::create_directories(cache);
-  json shared = summary_of(train("--epochs 1 --nproc-per-node 2 --cache-dir " + cache));
-  json priv = summary_of(train("--epochs 1 --nproc-per-node 2 --load private"));
+  json shared =
+      summary_of_success(train("--epochs 1 --nproc-per-node 2 --cache-dir " + cache), {"param_digest"});
+  json priv = summary_of_success(train("--epochs 1 --nproc-per-node 2 --load private"), {"param_digest"});
   EXPECT_EQ(shared["param_digest"], priv["param_digest"]);
   int caches = 0;
   for (const auto& entry : std::filesystem::directory_iterator(cache)) {
@@ -118,8 +134,9 @@ TEST_F(DgcnTrain, RanksOfOneMachineMapOneSharedCache) {
 
 TEST_F(DgcnTrain, FirstLayerReadingTheStoreEqualsGatheringInTheLoader) {
   // Note [Input gather], through the app: two ranks on the shared mapping.
-  json from_store = summary_of(train("--epochs 2 --nproc-per-node 2"));
-  json gathered = summary_of(train("--epochs 2 --nproc-per-node 2 --gather-in-loader"));
+  json from_store = summary_of_success(train("--epochs 2 --nproc-per-node 2"), {"param_digest", "test_acc"});
+  json gathered = summary_of_success(train("--epochs 2 --nproc-per-node 2 --gather-in-loader"),
+                                     {"param_digest", "test_acc"});
   EXPECT_EQ(from_store["param_digest"], gathered["param_digest"]);
   EXPECT_EQ(from_store["test_acc"], gathered["test_acc"]);
 }
@@ -298,7 +315,13 @@ TEST_F(DgcnTrain, ARankKilledAtARandomMomentIsRestartedAndEndsWithTheSameDigest)
   // The moment: after a random number of epochs' checkpoints (0: during the
   // ranks' start-up), plus a random part of an epoch. Counted by progress,
   // not by the clock, so a loaded machine moves it but cannot skip it.
-  std::mt19937 rng(std::random_device{}());
+  // The draw's seed is printed first (and named in every failure), so a
+  // failing moment can be run again: DGCN_RESTART_TEST_SEED=<seed>.
+  const char* fixed = std::getenv("DGCN_RESTART_TEST_SEED");
+  const uint32_t seed = fixed != nullptr ? static_cast<uint32_t>(std::stoul(fixed)) : std::random_device{}();
+  std::cerr << "restart: seed " << seed << " (repeat this draw with DGCN_RESTART_TEST_SEED=" << seed << ")\n";
+  SCOPED_TRACE("DGCN_RESTART_TEST_SEED=" + std::to_string(seed));
+  std::mt19937 rng(seed);
   const int epochs_before = std::uniform_int_distribution<int>(0, 24)(rng);
   const double extra_s = std::uniform_real_distribution<double>(0.0, epochs_before == 0 ? 0.5 : 0.04)(rng);
   const std::string rank = std::to_string(std::uniform_int_distribution<int>(0, 1)(rng));
@@ -355,12 +378,35 @@ TEST_F(DgcnTrain, ARankKilledAtARandomMomentIsRestartedAndEndsWithTheSameDigest)
 }
 
 TEST_F(DgcnTrain, AKillDuringACheckpointWriteLeavesThePreviousCheckpointGood) {
-  const std::string ckpt = scratch_.file("ckpt");
+  const std::string ckpt = scratch_.file("ckpt"), err = scratch_.file("killed.err");
   auto first = train("--epochs 2 --checkpoint " + ckpt);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string previous = testing::read_text(ckpt + "/checkpoint-000002.pt");
-  std::ofstream(ckpt + "/checkpoint-000003.pt.tmp-4242-0", std::ios::binary)
-      << previous.substr(0, previous.size() / 2);
+  // The resume's first whole-file write is epoch 3's checkpoint: it stops
+  // with every byte in its temporary, before the rename
+  // (DGCN_TEST_PAUSE_AT, base/atomic_file.h), and is killed there.
+  const pid_t run =
+      testing::spawn_shell("env DGCN_TEST_PAUSE_AT=atomic-file-commit " +
+                           command("--epochs 3 --checkpoint " + ckpt + " --resume") + " 2>" + err);
+  auto paused = [&] { return testing::read_text(err).find("dgcn-test-paused-at") != std::string::npos; };
+  if (!testing::wait_until(paused, std::chrono::seconds(60))) {
+    kill(run, SIGKILL);
+    testing::wait_exit_code(run);
+    FAIL() << "never paused in a write: " << testing::read_text(err);
+  }
+  bool writing = false;
+  for (const std::string& name : testing::ScratchDir::entries_of(ckpt)) {
+    writing = writing || name.rfind("checkpoint-000003.pt.tmp-", 0) == 0;
+  }
+  EXPECT_TRUE(writing) << "paused in another write: " << testing::read_text(err);
+  ASSERT_EQ(kill(run, SIGKILL), 0);
+  EXPECT_EQ(testing::wait_exit_code(run), 128 + SIGKILL);
+  const auto after_kill = finished_checkpoints(ckpt);
+  EXPECT_EQ(std::count(after_kill.begin(), after_kill.end(), "checkpoint-000003.pt"), 0);
+  EXPECT_TRUE(testing::read_text(ckpt + "/checkpoint-000002.pt") == previous)
+      << "the previous checkpoint changed";
+  // The resume starts again from epoch 2's checkpoint and ends where an
+  // uninterrupted run does.
   auto rest = train("--epochs 3 --checkpoint " + ckpt + " --resume");
   ASSERT_EQ(rest.exit_code, 0) << rest.err;
   auto full = train("--epochs 3");

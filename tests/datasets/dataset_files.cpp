@@ -79,6 +79,9 @@ std::string error_of(const std::function<void()>& fn) {
 }
 
 std::string shared_dataset(const std::string& name) {
+  // The Python tests' variable too, so one setting serves both suites.
+  const char* cora = std::getenv("DGCN_CORA_NPZ");
+  if (name == "cora.npz" && cora != nullptr && *cora != '\0') return fs::exists(cora) ? cora : "";
   const char* source = std::getenv("DGCN_SOURCE_DIR");
   fs::path p = fs::path(source != nullptr ? source : ".") / ".." / "shared" / "datasets" / name;
   return fs::exists(p) ? p.string() : "";

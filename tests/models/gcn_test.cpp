@@ -10,6 +10,7 @@
 #include "fixtures.h"
 #include "models/batch_tensors.h"
 #include "models/full_blocks.h"
+#include "models/random_parameters.h"
 #include "require_gpu.h"
 
 namespace dgcn {
@@ -152,6 +153,7 @@ TEST(Gcn, FullNeighbourhoodBlocksGiveFullGraphGcn) {
   GcnOptions o;
   o.in_features = 6, o.hidden = 7, o.num_classes = 3, o.num_layers = 2;
   Gcn model(o);
+  testing::randomize_parameters(*model);  // non-zero biases, which the oracle adds
   model->eval();
   torch::NoGradGuard no_grad;
   const auto got = model->forward(adj, x_all.index_select(0, torch::tensor(batch.n_id)));

@@ -11,6 +11,7 @@
 #include "in_process_collectives.h"
 #include "models/batch_tensors.h"
 #include "models/full_blocks.h"
+#include "models/random_parameters.h"
 #include "partition/partition.h"
 
 namespace dgcn {
@@ -65,6 +66,7 @@ TEST(Inference, LayerWiseEqualsFullGraphGcn) {
       o.in_features = 40, o.hidden = 6, o.num_classes = 4, o.num_layers = layers, o.linear_head = head;
       o.dropout = 0.5;
       Gcn model(o);
+      testing::randomize_parameters(*model);  // non-zero biases, which the oracle adds
       model->train();
       const std::vector<int64_t> nodes{29, 3, 8, 3, 17, 0};
       InferenceOptions io;
@@ -85,6 +87,7 @@ TEST(Inference, EqualsSampledForwardWithEveryNeighbour) {
   GcnOptions o;
   o.in_features = 5, o.hidden = 8, o.num_classes = 4, o.num_layers = 3;
   Gcn model(o);
+  testing::randomize_parameters(*model);
   model->eval();
   const std::vector<int64_t> seeds{8, 27, 1};
   const auto batch = testing::full_neighbourhood_batch(s.graph, seeds, 3);
@@ -129,6 +132,7 @@ TEST(Inference, OverThePartsOfAPartitionedGraphEqualsTheWholeGraphs) {
       for (int p = 0; p <= count; ++p) {
         torch::manual_seed(count);
         models.emplace_back(o);
+        testing::randomize_parameters(*models.back());  // non-zero biases, the same on every rank
       }
       Gcn& model = models.back();
       InferenceOptions io;

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "fixtures.h"
+#include "models/random_parameters.h"
 
 namespace dgcn {
 namespace {
@@ -20,6 +21,7 @@ struct ModelAndStore {
     GcnOptions g;
     g.in_features = store.num_features, g.hidden = 16, g.num_classes = store.num_classes, g.num_layers = 2;
     model = Gcn(g);
+    testing::randomize_parameters(*model);  // non-zero biases: both evaluations must add them
   }
 };
 
