@@ -48,8 +48,9 @@ TEST_F(DgcnTrainPartitioned, GlobalSeedsGiveTheReplicatedRunBitForBitOnTwoAndFou
     const std::string dir = partition("parts" + std::to_string(ranks), ranks,
                                       ranks == 2 ? PartitionMethod::kMetis : PartitionMethod::kRandom);
     const std::string flags = " --epochs 3 --nproc-per-node " + std::to_string(ranks);
-    const std::string replicated_metrics = scratch_.file("replicated.jsonl");
-    const std::string partitioned_metrics = scratch_.file("partitioned.jsonl");
+    // One file per run: a fresh run refuses a metrics file that holds lines.
+    const std::string replicated_metrics = scratch_.file("replicated" + std::to_string(ranks) + ".jsonl");
+    const std::string partitioned_metrics = scratch_.file("partitioned" + std::to_string(ranks) + ".jsonl");
     auto replicated = train(flags + " --metrics-out " + replicated_metrics);
     ASSERT_EQ(replicated.exit_code, 0) << replicated.err;
     auto partitioned = run_command(testing::kTrain + " --data " + dir +
