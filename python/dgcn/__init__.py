@@ -7,6 +7,7 @@ dgcn's SpMM. Names and conventions follow PyTorch Geometric.
 import torch  # noqa: F401  (loads LibTorch before the extension)
 
 from . import _C  # noqa: F401  (registers torch.ops.dgcn)
+from . import _ops  # noqa: F401  (their fake kernels and gradients)
 from . import data, loader, nn  # noqa: F401
 
 __version__ = _C.__version__

@@ -1,16 +1,25 @@
 // torch.ops.dgcn: the functions on tensors of the `dgcn` Python package
-// (dgcn.nn), registered with TORCH_LIBRARY so that autograd, torch.compile's
-// graph capture and TorchScript see them as ordinary operators.
+// (dgcn.nn), registered as PyTorch's custom-op guide and pyg-lib do: a schema
+// per op, a kernel per dispatch key (CPU, CUDA, autocast to float32), and, in
+// python/dgcn/_ops.py, a fake (Meta) kernel and the autograd formula, so that
+// autograd, torch.compile, torch.library.opcheck and TorchScript see them as
+// ordinary operators.
 //
 //   rowptr, col, value = torch.ops.dgcn.gcn_norm(edge_index, num_nodes, deg, num_dst)
-//   out = torch.ops.dgcn.spmm(rowptr, col, value, x)      # Â · x, with autograd
+//   out = torch.ops.dgcn.spmm(rowptr, col, value, x)      # Â · x
+//   dx = torch.ops.dgcn.spmm_transposed(rowptr, col, value, dy, num_cols)  # Âᵀ · dy
 //   y = torch.ops.dgcn.relu_dropout(x, p, training)       # dropout(relu(x)), fused
 //
 // All are thin: the normalization is models/gcn_norm.h's normalize_block
-// over the edges as one block, the product models/spmm.h's spmm_autograd,
-// the dropout models/dropout.h's (one pass; the backward pass recomputes the
-// mask from a key drawn from torch's generator, so torch.manual_seed seeds it).
+// over the edges as one block, the products models/spmm.h's spmm, the
+// dropout models/dropout.h's (one pass; the mask from a key drawn from
+// torch's generator, so torch.manual_seed seeds it). Every op checks its
+// arguments before reading through them.
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include <cstdint>
@@ -101,12 +110,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edg
   return {a.indptr, a.indices, a.values};
 }
 
-// Checks that (rowptr, col, value) is a CSR matrix whose column ids are rows
-// of x, before any kernel reads through them: every id is an address. Typed
-// errors (IndexError / ValueError / TypeError in Python) name the argument
-// and the value seen. One pass over rowptr and col, on their device.
-void check_spmm_args(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
-                     const at::Tensor& x) {
+// Checks that (rowptr, col, value) is a CSR matrix with `num_cols` columns,
+// before any kernel reads through it: every id is an address. Typed errors
+// (IndexError / ValueError / TypeError in Python) name the argument and the
+// value seen. One pass over rowptr and col, on their device.
+void check_csr(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value, int64_t num_cols,
+               const char* cols_are) {
   TORCH_CHECK_VALUE(rowptr.dim() == 1 && rowptr.numel() >= 1,
                     "spmm: rowptr must be 1-D with num_rows + 1 entries (got ", rowptr.sizes(), ")");
   TORCH_CHECK_TYPE(rowptr.scalar_type() == at::kLong, "spmm: rowptr must be int64 (got ",
@@ -119,8 +128,6 @@ void check_spmm_args(const at::Tensor& rowptr, const at::Tensor& col, const at::
                     col.sizes(), ")");
   TORCH_CHECK_TYPE(value.scalar_type() == at::kFloat, "spmm: value must be float32 (got ",
                    value.scalar_type(), ")");
-  TORCH_CHECK_VALUE(x.dim() == 2, "spmm: x must be [num_cols, features] (got ", x.sizes(), ")");
-  TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat, "spmm: x must be float32 (got ", x.scalar_type(), ")");
   TORCH_CHECK_VALUE(rowptr.device() == col.device() && col.device() == value.device(),
                     "spmm: rowptr, col and value must be on one device (got ", rowptr.device(), ", ",
                     col.device(), ", ", value.device(), ")");
@@ -138,44 +145,114 @@ void check_spmm_args(const at::Tensor& rowptr, const at::Tensor& col, const at::
     const auto [lo, hi] = at::aminmax(col);
     const int64_t low = lo.item<int64_t>();
     const int64_t high = hi.item<int64_t>();
-    TORCH_CHECK_INDEX(low >= 0 && high < x.size(0), "spmm: col holds ", low < 0 ? low : high,
-                      ", not a row of x in [0, ", x.size(0), ")");
+    TORCH_CHECK_INDEX(low >= 0 && high < num_cols, "spmm: col holds ", low < 0 ? low : high, ", not ",
+                      cols_are, " in [0, ", num_cols, ")");
   }
 }
 
-// Â · x for Â = (rowptr, col, value) with x.size(0) columns, recorded for
-// autograd (gradient for x only). A CPU Â multiplies a CUDA x on x's device.
-at::Tensor spmm_op(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
-                   const at::Tensor& x) {
-  check_spmm_args(rowptr, col, value, x);
+void check_dense(const at::Tensor& x, const char* name) {
+  TORCH_CHECK_VALUE(x.dim() == 2, "spmm: ", name, " must be 2-D (got ", x.sizes(), ")");
+  TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat, "spmm: ", name, " must be float32 (got ", x.scalar_type(),
+                   ")");
+}
+
+// The checked CSR on `device` (a CPU matrix multiplies a CUDA x on x's device).
+CsrTensor csr_on(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value, int64_t num_cols,
+                 c10::Device device) {
   CsrTensor a;
   a.num_rows = rowptr.numel() - 1;
-  a.num_cols = x.size(0);
+  a.num_cols = num_cols;
   a.indptr = rowptr.contiguous();
   a.indices = col.contiguous();
   a.values = value.contiguous();
-  if (a.device() != x.device()) a = a.to(x.device());
+  if (a.device() != device) a = a.to(device);
   a.check("spmm");
-  return spmm_autograd(a, x.stride(1) == 1 ? x : x.contiguous());
+  return a;
 }
 
-// dropout(relu(x)); the kernel reads float32 CPU tensors, anything else goes
-// to LibTorch's own ops (models/dropout.cpp), which check their inputs.
+// Â · x for Â = (rowptr, col, value) with x.size(0) columns: the forward
+// kernel (CPU and CUDA keys); the gradient is registered in Python
+// (python/dgcn/_ops.py) as spmm_transposed, so that torch.compile traces it.
+at::Tensor spmm_op(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
+                   const at::Tensor& x) {
+  check_dense(x, "x");
+  check_csr(rowptr, col, value, x.size(0), "a row of x");
+  const CsrTensor a = csr_on(rowptr, col, value, x.size(0), x.device());
+  return spmm(a, x.stride(1) == 1 ? x : x.contiguous());
+}
+
+// Âᵀ · dy for Â = (rowptr, col, value) with num_cols columns: spmm's
+// backward, through Âᵀ built once (models/spmm.h, Note [SpMM backward]).
+at::Tensor spmm_transposed_op(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
+                              const at::Tensor& dy, int64_t num_cols) {
+  check_dense(dy, "dy");
+  TORCH_CHECK_VALUE(num_cols >= 0, "spmm_transposed: num_cols = ", num_cols, " is negative");
+  TORCH_CHECK_VALUE(dy.size(0) == rowptr.numel() - 1, "spmm_transposed: dy has ", dy.size(0),
+                    " rows for a matrix of ", rowptr.numel() - 1);
+  check_csr(rowptr, col, value, num_cols, "a column below num_cols");
+  const CsrTensor a = csr_on(rowptr, col, value, num_cols, dy.device());
+  return spmm(transpose(a), dy.contiguous());
+}
+
+// dropout(relu(x)), forward only (the gradient is registered in Python:
+// dy * scale where the output is positive); the kernel reads float32 CPU
+// tensors, anything else goes to LibTorch's own ops (models/dropout.cpp).
 at::Tensor relu_dropout_op(const at::Tensor& x, double p, bool training) {
   TORCH_CHECK_VALUE(p >= 0 && p < 1, "relu_dropout: p = ", p, " is not in [0, 1)");
   TORCH_CHECK_TYPE(at::isFloatingType(x.scalar_type()), "relu_dropout: x must be floating point (got ",
                    x.scalar_type(), ")");
+  const c10::AutoGradMode no_grad(false);  // models/dropout.h records its own backward otherwise
   return relu_dropout(x, p, training);
+}
+
+// Under autocast: the SpMM computes in float32 (x and value cast), as
+// PyTorch's autocast lists sparse products among its float32 ops.
+at::Tensor spmm_autocast(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
+                         const at::Tensor& x) {
+  const c10::impl::ExcludeDispatchKeyGuard no_autocast(
+      c10::DispatchKeySet({c10::DispatchKey::AutocastCPU, c10::DispatchKey::AutocastCUDA}));
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("dgcn::spmm", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+  return op.call(rowptr, col, value.to(at::kFloat), x.to(at::kFloat));
 }
 
 }  // namespace
 }  // namespace dgcn
 
+// Schemas here, one kernel per dispatch key below (as pyg-lib and PyTorch's
+// custom-op guide register them); the fake (Meta) kernels and the autograd
+// formulas are python/dgcn/_ops.py's. gcn_norm returns CPU tensors whatever
+// the device of edge_index.
 TORCH_LIBRARY(dgcn, m) {
   m.def(
       "gcn_norm(Tensor edge_index, int num_nodes, Tensor? deg=None, int? num_dst=None) -> (Tensor, Tensor, "
-      "Tensor)",
-      &dgcn::gcn_norm_op);
-  m.def("spmm(Tensor rowptr, Tensor col, Tensor value, Tensor x) -> Tensor", &dgcn::spmm_op);
-  m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor", &dgcn::relu_dropout_op);
+      "Tensor)");
+  m.def("spmm(Tensor rowptr, Tensor col, Tensor value, Tensor x) -> Tensor");
+  m.def("spmm_transposed(Tensor rowptr, Tensor col, Tensor value, Tensor dy, int num_cols) -> Tensor");
+  m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(dgcn, CPU, m) {
+  m.impl("gcn_norm", &dgcn::gcn_norm_op);
+  m.impl("spmm", &dgcn::spmm_op);
+  m.impl("spmm_transposed", &dgcn::spmm_transposed_op);
+  m.impl("relu_dropout", &dgcn::relu_dropout_op);
+}
+
+// The same functions: they move what runs on the CPU (the normalization) or
+// on x's device themselves; a build without CUDA raises naming the op.
+TORCH_LIBRARY_IMPL(dgcn, CUDA, m) {
+  m.impl("gcn_norm", &dgcn::gcn_norm_op);
+  m.impl("spmm", &dgcn::spmm_op);
+  m.impl("spmm_transposed", &dgcn::spmm_transposed_op);
+  m.impl("relu_dropout", &dgcn::relu_dropout_op);
+}
+
+TORCH_LIBRARY_IMPL(dgcn, AutocastCPU, m) {
+  m.impl("spmm", &dgcn::spmm_autocast);
+}
+TORCH_LIBRARY_IMPL(dgcn, AutocastCUDA, m) {
+  m.impl("spmm", &dgcn::spmm_autocast);
 }

@@ -180,6 +180,37 @@ class Fuzz:
                                  torch.cat([x, x], 1)[:, :f]),
                       dense(rowptr, col, value, n) @ x)
 
+    def spmm_transposed(self):
+        rng = self.rng
+        n = rng.randrange(1, 12)
+        ei = random_graph(rng, n, rng.randrange(0, 20))
+        rowptr, col, value = dgcn.nn.gcn_norm(ei, n)
+        dy = torch.randn(n, rng.randrange(1, 4))
+        op = torch.ops.dgcn.spmm_transposed
+        kind = rng.randrange(5)
+        if kind == 0:
+            k = rng.choice([int(col.max()), -1, -10**9])
+            self.bad('spmm_transposed', f'num_cols = {k}',
+                     lambda: op(rowptr, col, value, dy, k))
+        elif kind == 1:
+            rows = n + rng.choice([-1, 1, 5]) if n > 1 else 3
+            self.bad('spmm_transposed', f'dy of {rows} rows',
+                     lambda: op(rowptr, col, value, torch.randn(rows, 2), n))
+        elif kind == 2:
+            dtype = rng.choice([torch.float64, torch.int64, torch.bool])
+            self.bad('spmm_transposed', f'dy {dtype}',
+                     lambda: op(rowptr, col, value, dy.to(dtype), n))
+        elif kind == 3:
+            c = col.long().clone()
+            c[rng.randrange(c.numel())] = big_id(rng, n)
+            self.bad('spmm_transposed', 'col id out of range',
+                     lambda: op(rowptr, c, value, dy, n))
+        else:
+            self.good('spmm_transposed', 'non-contiguous dy',
+                      lambda: op(rowptr, col, value, dy.t().contiguous().t(),
+                                 n),
+                      dense(rowptr, col, value, n).t() @ dy)
+
     def gcn_norm(self):
         rng = self.rng
         n = rng.randrange(1, 12)
@@ -358,9 +389,10 @@ def main():
     data = Data(edge_index=random_graph(rng, n, 60), x=torch.randn(n, 4),
                 y=torch.randint(0, 3, (n, )), num_nodes=n)
     store = dgcn.data.from_pyg(data)
-    targets = [fuzz.spmm, fuzz.gcn_norm, fuzz.relu_dropout, fuzz.gcnconv,
+    targets = [fuzz.spmm, fuzz.spmm_transposed, fuzz.gcn_norm,
+               fuzz.relu_dropout, fuzz.gcnconv,
                lambda: fuzz.loader_and_data(store, data)]
-    weights = [4, 3, 1, 3, 2]
+    weights = [4, 1, 3, 1, 3, 2]
     for _ in range(args.cases):
         rng.choices(targets, weights)[0]()
     print(json.dumps({'cases': sum(fuzz.counts.values()),

@@ -1,0 +1,78 @@
+"""What torch needs of torch.ops.dgcn beyond its C++ kernels
+(python/src/ops.cpp): a fake (Meta) kernel per op, giving the output's
+shape, dtype and device without touching data, for torch.compile and
+torch.library.opcheck; and the autograd formulas, written with the ops
+themselves so that a compiled graph contains its backward pass."""
+import torch
+
+from . import _C  # noqa: F401  (registers the schemas and kernels)
+
+
+@torch.library.register_fake('dgcn::spmm')
+def _spmm_fake(rowptr, col, value, x):
+    return x.new_empty(rowptr.size(0) - 1, x.size(1), dtype=torch.float32)
+
+
+@torch.library.register_fake('dgcn::spmm_transposed')
+def _spmm_transposed_fake(rowptr, col, value, dy, num_cols):
+    return dy.new_empty(num_cols, dy.size(1), dtype=torch.float32)
+
+
+@torch.library.register_fake('dgcn::relu_dropout')
+def _relu_dropout_fake(x, p, training):
+    return torch.empty_like(x)
+
+
+@torch.library.register_fake('dgcn::gcn_norm')
+def _gcn_norm_fake(edge_index, num_nodes, deg=None, num_dst=None):
+    # The entry count depends on the edges' values (self-loops are dropped
+    # and one added per row): a size the data decides.
+    nnz = torch.library.get_ctx().new_dynamic_size()
+    rows = num_nodes if num_dst is None else num_dst
+    cpu = torch.device('cpu')
+    return (torch.empty(rows + 1, dtype=torch.long, device=cpu),
+            torch.empty(nnz, dtype=torch.int32, device=cpu),
+            torch.empty(nnz, dtype=torch.float32, device=cpu))
+
+
+def _spmm_setup(ctx, inputs, output):
+    rowptr, col, value, x = inputs
+    ctx.num_cols = x.size(0)
+    ctx.save_for_backward(rowptr, col, value,
+                          x if ctx.needs_input_grad[2] else None)
+
+
+def _spmm_backward(ctx, dy):
+    rowptr, col, value, x = ctx.saved_tensors
+    dx = dvalue = None
+    if ctx.needs_input_grad[3]:  # dx = Âᵀ · dy
+        dx = torch.ops.dgcn.spmm_transposed(rowptr, col, value, dy,
+                                            ctx.num_cols)
+    if ctx.needs_input_grad[2]:  # d value[k] = <dy[row k], x[col k]>
+        rows = torch.repeat_interleave(
+            torch.arange(rowptr.numel() - 1, device=rowptr.device),
+            rowptr.diff()).to(dy.device)
+        dvalue = (dy.index_select(0, rows) *
+                  x.index_select(0, col.long().to(x.device))).sum(1)
+        dvalue = dvalue.to(value.device)
+    return None, None, dvalue, dx
+
+
+torch.library.register_autograd('dgcn::spmm', _spmm_backward,
+                                setup_context=_spmm_setup)
+
+
+def _relu_dropout_setup(ctx, inputs, output):
+    x, p, training = inputs
+    ctx.scale = 1.0 / (1.0 - p) if training else 1.0
+    ctx.save_for_backward(output)
+
+
+def _relu_dropout_backward(ctx, dy):
+    # The output is positive exactly where x was and the mask kept it.
+    (y, ) = ctx.saved_tensors
+    return torch.where(y > 0, dy * ctx.scale, torch.zeros_like(dy)), None, None
+
+
+torch.library.register_autograd('dgcn::relu_dropout', _relu_dropout_backward,
+                                setup_context=_relu_dropout_setup)

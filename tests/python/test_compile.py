@@ -1,0 +1,106 @@
+"""torch.ops.dgcn as PyTorch citizens: torch.library.opcheck passes for
+every op (schema, fake kernel, autograd registration, dispatch), and
+torch.compile of a GCN built from dgcn.nn trains with the loss of eager
+mode on the CPU (as PyG's test_compile_conv.py checks its layers)."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import dgcn
+
+
+def _graph(n=30, m=90, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ei = torch.randint(0, n, (2, m), generator=g)
+    return torch.cat([ei, ei.flip(0)], 1), torch.randn(n, 8, generator=g)
+
+
+def test_opcheck_every_op():
+    ei, x = _graph()
+    n = x.size(0)
+    deg = torch.bincount(ei[1], minlength=n)
+    for args in [(ei, n, None, None), (ei, n, deg, None)]:
+        torch.library.opcheck(torch.ops.dgcn.gcn_norm.default, args)
+    rowptr, col, value = dgcn.nn.gcn_norm(ei, n)
+    for grad in (False, True):
+        torch.library.opcheck(
+            torch.ops.dgcn.spmm.default,
+            (rowptr, col, value.clone().requires_grad_(grad),
+             x.clone().requires_grad_()))
+    dy = torch.randn(n, 4)
+    torch.library.opcheck(torch.ops.dgcn.spmm_transposed.default,
+                          (rowptr, col, value, dy, n))
+    torch.library.opcheck(torch.ops.dgcn.relu_dropout.default,
+                          (x.clone().requires_grad_(), 0.0, True))
+    torch.library.opcheck(torch.ops.dgcn.relu_dropout.default,
+                          (x.clone().requires_grad_(), 0.5, False))
+
+
+def test_spmm_gradients_match_dense():
+    ei, x = _graph(seed=1)
+    rowptr, col, value = dgcn.nn.gcn_norm(ei, x.size(0))
+    dense = torch.sparse_csr_tensor(rowptr, col.long(), value,
+                                    (x.size(0), x.size(0))).to_dense()
+    x1 = x.clone().requires_grad_()
+    v1 = value.clone().requires_grad_()
+    out = torch.ops.dgcn.spmm(rowptr, col, v1, x1)
+    w = torch.randn_like(out)
+    (out * w).sum().backward()
+    x2 = x.clone().requires_grad_()
+    d2 = dense.clone().requires_grad_()
+    ((d2 @ x2) * w).sum().backward()
+    torch.testing.assert_close(out, dense @ x, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(x1.grad, x2.grad, rtol=1e-5, atol=1e-5)
+    rows = torch.repeat_interleave(torch.arange(x.size(0)), rowptr.diff())
+    torch.testing.assert_close(v1.grad, d2.grad[rows, col.long()],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_spmm_under_autocast_computes_in_float32():
+    ei, x = _graph(seed=2)
+    rowptr, col, value = dgcn.nn.gcn_norm(ei, x.size(0))
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        out = torch.ops.dgcn.spmm(rowptr, col, value, x.bfloat16())
+    assert out.dtype == torch.float32
+    want = torch.ops.dgcn.spmm(rowptr, col, value, x.bfloat16().float())
+    torch.testing.assert_close(out, want)
+
+
+class _GCN(torch.nn.Module):
+    def __init__(self, in_channels, hidden, out_channels):
+        super().__init__()
+        self.conv1 = dgcn.nn.GCNConv(in_channels, hidden)
+        self.conv2 = dgcn.nn.GCNConv(hidden, out_channels)
+
+    def forward(self, x, edge_index):
+        h = dgcn.nn.relu_dropout(self.conv1(x, edge_index), p=0.0,
+                                 training=self.training)
+        return self.conv2(h, edge_index)
+
+
+def _train(model, x, ei, y, steps=5):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x, ei), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_compiled_model_trains_like_eager():
+    ei, x = _graph(n=40, m=120, seed=3)
+    y = torch.randint(0, 3, (40, ))
+    torch.manual_seed(0)
+    eager = _GCN(8, 16, 3)
+    compiled_model = _GCN(8, 16, 3)
+    compiled_model.load_state_dict(eager.state_dict())
+    torch._dynamo.reset()
+    compiled = torch.compile(compiled_model)
+    want = _train(eager, x, ei, y)
+    got = _train(compiled, x, ei, y)
+    assert want[-1] < want[0]
+    for a, b in zip(got, want):
+        assert a == pytest.approx(b, rel=1e-5)
