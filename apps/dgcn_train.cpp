@@ -255,13 +255,8 @@ int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchO
   job.data.load = dgcn::parse_load_policy(a.load);
   job.local_world_size = env.local_world_size;
   if (!a.seeds.empty()) {
-    if (job.data.path.empty() || !dgcn::is_partition_dir(job.data.path)) {
-      throw dgcn::cli::UsageError(
-          fmt::format("--seeds {}: seeds are chosen per rank on a partitioned graph (--data DIR from "
-                      "dgcn-prep partition); {} "
-                      "is not one",
-                      a.seeds, job.data.path.empty() ? "the synthetic preset" : job.data.path));
-    }
+    const std::string misfit = dgcn::seed_mode_misfit(job.data.path);
+    if (!misfit.empty()) throw dgcn::cli::UsageError(fmt::format("--seeds {}: {}", a.seeds, misfit));
     job.seeds = dgcn::parse_seed_mode(a.seeds);
   }
   auto group =

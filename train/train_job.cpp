@@ -104,10 +104,10 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
   OpenSettings open;
   open.threads = threads;
   open.local_world_size = job.local_world_size;
-  DGCN_CHECK(!job.seeds || (!job.data.path.empty() && is_partition_dir(job.data.path)),
-             "seed mode {}: seeds are chosen per rank on a partitioned graph (a folder from dgcn-prep "
-             "partition); {} is not one",
-             seed_mode_name(*job.seeds), job.data.path.empty() ? "the synthetic preset" : job.data.path);
+  if (job.seeds) {
+    const std::string misfit = seed_mode_misfit(job.data.path);
+    DGCN_CHECK(misfit.empty(), "seed mode {}: {}", seed_mode_name(*job.seeds), misfit);
+  }
   OpenedData data = open_data(job.data, group, open);
   const GraphStore& store = data.store;
   GcnRunOptions run;

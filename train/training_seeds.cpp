@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "partition/partition_files.h"
 
 namespace dgcn {
 
@@ -14,6 +15,13 @@ SeedMode parse_seed_mode(const std::string& name) {
   if (name == "global") return SeedMode::kGlobal;
   if (name == "local") return SeedMode::kLocal;
   throw Error(fmt::format("seeds '{}' is unknown (choose global or local)", name));
+}
+
+std::string seed_mode_misfit(const std::string& data_path) {
+  if (!data_path.empty() && is_partition_dir(data_path)) return "";
+  return fmt::format(
+      "seeds are chosen per rank on a partitioned graph (--data DIR from dgcn-prep partition); {} is not one",
+      data_path.empty() ? "the synthetic preset" : data_path);
 }
 
 TrainingSeeds TrainingSeeds::of_store(const GraphStore& store, const ShardOptions& shard) {

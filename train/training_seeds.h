@@ -26,6 +26,12 @@ enum class SeedMode {
 };
 const char* seed_mode_name(SeedMode mode);          // "global", "local"
 SeedMode parse_seed_mode(const std::string& name);  // inverse; dgcn::Error otherwise
+// The one rule for a seed mode: it picks seeds per rank on a partitioned
+// graph, so the data must be a partition folder (`data_path`; "" is the
+// synthetic preset). Returns why it does not fit, or "" when it does.
+// dgcn-train says the reason as a usage error before it starts;
+// run_train_job as an error on every rank.
+std::string seed_mode_misfit(const std::string& data_path);
 
 class TrainingSeeds {
  public:

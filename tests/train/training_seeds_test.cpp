@@ -9,8 +9,11 @@
 
 #include "base/error.h"
 #include "fixtures.h"
+#include "graph/store_format.h"
 #include "in_process_collectives.h"
 #include "partition/partition.h"
+#include "partition/partition_files.h"
+#include "scratch_dir.h"
 
 namespace dgcn {
 namespace {
@@ -93,6 +96,24 @@ TEST(TrainingSeeds, AStoreWithoutLabelledTrainingNodesIsAnError) {
 TEST(TrainingSeeds, SeedModesParseBack) {
   for (SeedMode m : {SeedMode::kGlobal, SeedMode::kLocal}) EXPECT_EQ(parse_seed_mode(seed_mode_name(m)), m);
   EXPECT_THROW(parse_seed_mode("all"), Error);
+}
+
+// The one rule dgcn-train (as a usage error) and run_train_job (on every
+// rank) both apply: a seed mode needs a partition folder as its data.
+TEST(SeedModeMisfit, ASeedModeNeedsAPartitionFolder) {
+  testing::ScratchDir dir;
+  const std::string store = dir.file("c.gcn");
+  save_store(testing::community_store(), store, {});
+  WritePartitionOptions o;
+  o.partition = {.parts = 2, .threads = 1};
+  write_partition(testing::community_store(), dir.file("p2"), o);
+  EXPECT_EQ(seed_mode_misfit(dir.file("p2")), "");
+  EXPECT_EQ(seed_mode_misfit(""),
+            "seeds are chosen per rank on a partitioned graph (--data DIR from dgcn-prep partition); the "
+            "synthetic preset is not one");
+  EXPECT_EQ(seed_mode_misfit(store),
+            "seeds are chosen per rank on a partitioned graph (--data DIR from dgcn-prep partition); " +
+                store + " is not one");
 }
 
 }  // namespace
