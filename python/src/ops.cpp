@@ -22,6 +22,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -110,6 +111,42 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edg
   return {a.indptr, a.indices, a.values};
 }
 
+// What check_csr bounds: (the smallest step of rowptr, the smallest and
+// largest col id). One serial pass over each on the CPU (a few ms for a
+// products batch, less than torch's reductions cost in dispatch and
+// threads), torch's reductions on other devices. Empty col: (.., 0, -1).
+template <class Id>
+std::tuple<int64_t, int64_t, int64_t> extremes_of(const at::Tensor& rowptr, const at::Tensor& col) {
+  const int64_t* p = rowptr.data_ptr<int64_t>();
+  int64_t worst = 0;
+  for (int64_t i = 1; i < rowptr.numel(); ++i) worst = std::min(worst, p[i] - p[i - 1]);
+  const Id* c = col.data_ptr<Id>();
+  Id low = col.numel() > 0 ? c[0] : 0, high = col.numel() > 0 ? c[0] : -1;
+  for (int64_t k = 0; k < col.numel(); ++k) {
+    low = std::min(low, c[k]);
+    high = std::max(high, c[k]);
+  }
+  return {worst, low, high};
+}
+
+std::tuple<int64_t, int64_t, int64_t> csr_extremes_cpu(const at::Tensor& rowptr, const at::Tensor& col) {
+  return col.scalar_type() == at::kInt ? extremes_of<int32_t>(rowptr, col)
+                                       : extremes_of<int64_t>(rowptr, col);
+}
+
+std::tuple<int64_t, int64_t, int64_t> csr_extremes(const at::Tensor& rowptr, const at::Tensor& col) {
+  int64_t worst = 0, low = 0, high = -1;
+  if (rowptr.numel() > 1) {
+    worst = std::min<int64_t>(0, rowptr.diff().min().item<int64_t>());
+  }
+  if (col.numel() > 0) {
+    const auto [lo, hi] = at::aminmax(col);
+    low = lo.item<int64_t>();
+    high = hi.item<int64_t>();
+  }
+  return {worst, low, high};
+}
+
 // Checks that (rowptr, col, value) is a CSR matrix with `num_cols` columns,
 // before any kernel reads through it: every id is an address. Typed errors
 // (IndexError / ValueError / TypeError in Python) name the argument and the
@@ -136,15 +173,10 @@ void check_csr(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor
   const int64_t last = rowptr[-1].item<int64_t>();
   TORCH_CHECK_VALUE(first == 0 && last == nnz, "spmm: rowptr must run from 0 to nnz = ", nnz, " (got ", first,
                     " .. ", last, ")");
-  if (rowptr.numel() > 1) {
-    const at::Tensor step = rowptr.narrow(0, 1, rowptr.numel() - 1) - rowptr.narrow(0, 0, rowptr.numel() - 1);
-    const int64_t worst = step.min().item<int64_t>();
-    TORCH_CHECK_VALUE(worst >= 0, "spmm: rowptr must not decrease (a step of ", worst, ")");
-  }
+  const auto [worst, low, high] =
+      rowptr.is_cpu() ? csr_extremes_cpu(rowptr.contiguous(), col.contiguous()) : csr_extremes(rowptr, col);
+  TORCH_CHECK_VALUE(worst >= 0, "spmm: rowptr must not decrease (a step of ", worst, ")");
   if (nnz > 0) {
-    const auto [lo, hi] = at::aminmax(col);
-    const int64_t low = lo.item<int64_t>();
-    const int64_t high = hi.item<int64_t>();
     TORCH_CHECK_INDEX(low >= 0 && high < num_cols, "spmm: col holds ", low < 0 ? low : high, ", not ",
                       cols_are, " in [0, ", num_cols, ")");
   }
