@@ -189,8 +189,9 @@ NpyHeader parse_npy_header(std::span<const std::byte> prefix, const std::string&
   DGCN_CHECK(offset + header_len <= chars.size(), "{}: npy header truncated: {} bytes announced, {} present",
              what, header_len, chars.size() - offset);
 
-  NpyHeader h;
-  h.data_offset = offset + header_len;
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
   DictParser p(chars.substr(offset, header_len), what);
   bool seen_descr = false, seen_order = false, seen_shape = false;
   p.expect('{');
@@ -199,14 +200,13 @@ NpyHeader parse_npy_header(std::span<const std::byte> prefix, const std::string&
     p.expect(':');
     if (key == "descr") {
       DGCN_CHECK(!p.peek('['), "{}: npy structured dtypes are not supported", what);
-      h.descr = p.quoted_string();
-      parse_descr(h, what);
+      descr = p.quoted_string();
       seen_descr = true;
     } else if (key == "fortran_order") {
       std::string_view w = p.word();
       DGCN_CHECK(w == "True" || w == "False", "{}: npy fortran_order is '{}', expected True or False", what,
                  w);
-      h.fortran_order = w == "True";
+      fortran_order = w == "True";
       seen_order = true;
     } else if (key == "shape") {
       p.expect('(');
@@ -214,7 +214,7 @@ NpyHeader parse_npy_header(std::span<const std::byte> prefix, const std::string&
         std::string_view w = p.word();
         int64_t d = 0;
         DGCN_CHECK(parse_number(w, d) && d >= 0, "{}: npy shape has a bad dimension '{}'", what, w);
-        h.shape.push_back(d);
+        shape.push_back(d);
         if (!p.accept(',')) {
           p.expect(')');
           break;
@@ -233,9 +233,22 @@ NpyHeader parse_npy_header(std::span<const std::byte> prefix, const std::string&
              !seen_descr   ? "'descr'"
              : !seen_order ? "'fortran_order'"
                            : "'shape'");
+  NpyHeader h = make_npy_header(std::move(descr), fortran_order, std::move(shape), what);
+  h.data_offset = offset + header_len;
+  return h;
+}
+
+NpyHeader make_npy_header(std::string descr, bool fortran_order, std::vector<int64_t> shape,
+                          const std::string& what) {
+  NpyHeader h;
+  h.descr = std::move(descr);
+  parse_descr(h, what);
+  h.fortran_order = fortran_order;
+  h.shape = std::move(shape);
   // Element count and byte size must not overflow (a lying header must not wrap around).
   uint64_t bytes = h.itemsize;
   for (int64_t d : h.shape) {
+    DGCN_CHECK(d >= 0, "{}: npy shape {} has a negative dimension", what, h.shape_string());
     DGCN_CHECK(d == 0 || bytes <= (uint64_t{1} << 62) / static_cast<uint64_t>(d),
                "{}: npy shape {} of {} is larger than any file", what, h.shape_string(), h.descr);
     bytes *= static_cast<uint64_t>(d);
@@ -268,9 +281,7 @@ NpyHeader read_npy_header(const std::function<size_t(void*, size_t)>& read, cons
 
 NpyArray read_npy(const std::function<size_t(void*, size_t)>& read, uint64_t declared_bytes,
                   const std::string& what) {
-  NpyArray array;
-  array.header = read_npy_header(read, what);
-  const NpyHeader& h = array.header;
+  NpyHeader h = read_npy_header(read, what);
   const uint64_t data_bytes = h.data_bytes();
   DGCN_CHECK(
       declared_bytes >= h.data_offset && declared_bytes - h.data_offset == data_bytes,
@@ -278,11 +289,11 @@ NpyArray read_npy(const std::function<size_t(void*, size_t)>& read, uint64_t dec
       "{}-byte header",
       what, h.shape_string(), h.descr, data_bytes,
       declared_bytes >= h.data_offset ? declared_bytes - h.data_offset : 0, h.data_offset);
-  array.data = Buffer::allocate(static_cast<size_t>(data_bytes));
-  auto* dst = const_cast<std::byte*>(array.data.data());
+  Buffer stored = Buffer::allocate(static_cast<size_t>(data_bytes));
+  auto dst = stored.as_mutable<std::byte>();
   size_t have = 0;
   while (have < data_bytes) {
-    size_t n = read(dst + have, static_cast<size_t>(data_bytes) - have);
+    size_t n = read(dst.data() + have, static_cast<size_t>(data_bytes) - have);
     if (n == 0) break;
     have += n;
   }
@@ -291,29 +302,49 @@ NpyArray read_npy(const std::function<size_t(void*, size_t)>& read, uint64_t dec
   std::byte extra;
   DGCN_CHECK(read(&extra, 1) == 0, "{}: npy stream has bytes after the {} data bytes its header announces",
              what, data_bytes);
+  return decode_npy(std::move(h), std::move(stored), what);
+}
 
+NpyArray decode_npy(NpyHeader header, Buffer stored, const std::string& what) {
+  NpyArray array;
+  array.header = std::move(header);
+  NpyHeader& h = array.header;
+  DGCN_CHECK(stored.size() == h.data_bytes(), "{}: npy shape {} of {} needs {} bytes, {} given", what,
+             h.shape_string(), h.descr, h.data_bytes(), stored.size());
   if (h.big_endian && h.itemsize > 1 && h.dtype != DType::kBytes) {
-    auto raw = array.data.as_mutable<std::byte>();
+    auto raw = stored.as_mutable<std::byte>();
     for (size_t i = 0; i < raw.size(); i += h.itemsize)
       std::reverse(raw.begin() + i, raw.begin() + i + h.itemsize);
-    array.header.big_endian = false;
   }
-  if (h.fortran_order && h.shape.size() >= 2) {
-    DGCN_CHECK(h.shape.size() == 2, "{}: fortran-order npy arrays of {} dimensions are not supported", what,
-               h.shape.size());
-    // Column-major [rows x cols] -> row-major.
-    const int64_t rows = h.shape[0], cols = h.shape[1];
-    Buffer c_order = Buffer::allocate(static_cast<size_t>(data_bytes));
-    auto* out = const_cast<std::byte*>(c_order.data());
-    const std::byte* in = array.data.data();
-    for (int64_t c = 0; c < cols; ++c) {
-      for (int64_t r = 0; r < rows; ++r) {
-        std::memcpy(out + (r * cols + c) * h.itemsize, in + (c * rows + r) * h.itemsize, h.itemsize);
-      }
+  h.big_endian = false;
+  if (!h.fortran_order || h.shape.size() < 2 || h.count() == 0) {
+    h.fortran_order = false;
+    array.data = std::move(stored);
+    return array;
+  }
+  // Column-major -> row-major for any number of dimensions: walk the C-order
+  // elements with their multi-index and keep the Fortran offset
+  // sum_k index[k] * prod_{j<k} shape[j] up to date as the index counts.
+  const size_t ndim = h.shape.size();
+  std::vector<int64_t> stride(ndim, 1);  // Fortran-order strides, in elements
+  for (size_t k = 1; k < ndim; ++k) stride[k] = stride[k - 1] * h.shape[k - 1];
+  std::vector<int64_t> index(ndim, 0);
+  Buffer c_order = Buffer::allocate(stored.size());
+  auto out = c_order.as_mutable<std::byte>();
+  const std::byte* in = stored.data();
+  const size_t item = h.itemsize;
+  int64_t f = 0;
+  for (int64_t c = 0, n = h.count(); c < n; ++c) {
+    std::memcpy(out.data() + static_cast<size_t>(c) * item, in + static_cast<size_t>(f) * item, item);
+    for (size_t k = ndim; k-- > 0;) {
+      f += stride[k];
+      if (++index[k] < h.shape[k]) break;
+      f -= stride[k] * h.shape[k];
+      index[k] = 0;
     }
-    array.data = std::move(c_order);
   }
-  array.header.fortran_order = false;
+  h.fortran_order = false;
+  array.data = std::move(c_order);
   return array;
 }
 

@@ -53,6 +53,13 @@ struct NpyHeader {
 // header (data may follow). Errors name `what`.
 NpyHeader parse_npy_header(std::span<const std::byte> prefix, const std::string& what);
 
+// The header of an array described by numpy's own terms (dtype string such as
+// "<f4", memory order, shape), checked as parse_npy_header checks a file's:
+// a supported dtype and a byte size that does not overflow. The one rule for
+// arrays read from .npy streams and from pickles (datasets/pickle.cpp).
+NpyHeader make_npy_header(std::string descr, bool fortran_order, std::vector<int64_t> shape,
+                          const std::string& what);
+
 // An array in native byte order and C (row-major) order.
 struct NpyArray {
   NpyHeader header;
@@ -66,6 +73,13 @@ struct NpyArray {
     return data.as<T>();
   }
 };
+
+// Decodes an array's bytes as stored (the header's byte order and memory
+// order; `stored` holds header.data_bytes() bytes) into native byte order and
+// C order, whatever the number of dimensions: the one decoder of numpy data,
+// for .npy streams and pickled arrays alike. A Fortran-order [2 x 3] array
+// stored as 0 3 1 4 2 5 comes back as 0 1 2 3 4 5.
+NpyArray decode_npy(NpyHeader header, Buffer stored, const std::string& what);
 
 // Reads just the header of an .npy stream (the stream is left at the data).
 NpyHeader read_npy_header(const std::function<size_t(void*, size_t)>& read, const std::string& what);

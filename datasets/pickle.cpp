@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "datasets/npy.h"
 
 namespace dgcn::detail::pickle {
 namespace {
@@ -538,7 +539,7 @@ class Machine {
       }
       check(values_[s[1]].kind == Kind::kDtype, "the array's dtype is {}", describe(s[1]));
       const std::string descr = values_[s[1]].text;
-      const uint64_t item = item_size(descr);
+      const uint64_t item = item_size(descr, shape);
       const Value& data = values_[s[3]];
       check(data.kind == Kind::kBytes || data.kind == Kind::kString,
             "the array's data is {} (object arrays are "
@@ -566,19 +567,17 @@ class Machine {
     fail("BUILD on {}", describe(target));
   }
 
-  // Bytes per element of a numpy type code ("<f4", "|b1").
-  uint64_t item_size(const std::string& descr) const {
-    check(descr.size() == 3, "dtype '{}' is not a numeric type", descr);
-    const char kind = descr[1];
-    check(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f', "dtype '{}' is not a numeric type",
-          descr);
-    const std::string width = descr.substr(2);
-    check(width == "1" || width == "2" || width == "4" || width == "8", "dtype '{}' is not a numeric type",
-          descr);
-    const uint64_t n = std::stoull(width);
-    check(kind != 'b' || n == 1, "dtype '{}'", descr);
-    check(kind != 'f' || n >= 4, "dtype '{}' (half floats are not supported)", descr);
-    return n;
+  // Bytes per element of a numeric numpy type code ("<f4", "|b1"), by the
+  // .npy reader's dtype rule (make_npy_header).
+  uint64_t item_size(const std::string& descr, const std::vector<int64_t>& shape) const {
+    NpyHeader h;
+    try {
+      h = make_npy_header(descr, false, shape, "the array");
+    } catch (const Error& e) {
+      fail("{}", e.what());
+    }
+    check(h.dtype != DType::kBytes, "dtype '{}' is not a numeric type", descr);
+    return h.itemsize;
   }
 
   std::span<const std::byte> bytes_;
@@ -591,90 +590,18 @@ class Machine {
   std::unordered_map<uint64_t, Ref> memo_;
 };
 
-template <class T>
-T load_element(const std::string& bytes, size_t index, bool swap) {
-  T v;
-  std::memcpy(&v, bytes.data() + index * sizeof(T), sizeof(T));
-  if (swap) {
-    auto* p = reinterpret_cast<unsigned char*>(&v);
-    std::reverse(p, p + sizeof(T));
-  }
-  return v;
-}
-
-// Calls fn(i, value as double or int64) for every element of a numeric array.
-template <class Out, class F>
-void for_each_element(const Pickle& p, Ref ref, const std::string& field, bool integers_only, F&& fn) {
+// A pickled array as an NpyArray: its dtype, memory order and shape checked
+// and its bytes decoded by the .npy reader's rules (datasets/npy.h), so both
+// containers read every byte order and dimension count alike.
+NpyArray decoded_array(const Pickle& p, Ref ref, const std::string& field) {
   const Value& a = p.expect(ref, Kind::kArray, field);
   const Value& dtype = p.at(a.dtype);
-  DGCN_CHECK(dtype.kind == Kind::kDtype && dtype.text.size() == 3, "{}: {} is an array that was never filled",
-             p.what(), field);
-  const std::string& descr = dtype.text;
-  const char kind = descr[1];
-  const size_t width = static_cast<size_t>(descr[2] - '0');
-  const bool swap = descr[0] == '>';
-  DGCN_CHECK(!integers_only || kind != 'f', "{}: {} has dtype {}, expected integers", p.what(), field, descr);
-  const size_t n = a.text.size() / width;
-  for (size_t i = 0; i < n; ++i) {
-    Out v{};
-    switch (kind) {
-      case 'b':
-      case 'u':
-        v = static_cast<Out>(width == 1   ? load_element<uint8_t>(a.text, i, swap)
-                             : width == 2 ? load_element<uint16_t>(a.text, i, swap)
-                             : width == 4 ? load_element<uint32_t>(a.text, i, swap)
-                                          : load_element<uint64_t>(a.text, i, swap));
-        if (kind == 'u' && width == 8 && std::is_same_v<Out, int64_t>) {
-          DGCN_CHECK(load_element<uint64_t>(a.text, i, swap) <= static_cast<uint64_t>(INT64_MAX),
-                     "{}: {}[{}] does not fit int64", p.what(), field, i);
-        }
-        break;
-      case 'i':
-        v = static_cast<Out>(width == 1   ? load_element<int8_t>(a.text, i, swap)
-                             : width == 2 ? load_element<int16_t>(a.text, i, swap)
-                             : width == 4 ? load_element<int32_t>(a.text, i, swap)
-                                          : load_element<int64_t>(a.text, i, swap));
-        break;
-      default:
-        v = static_cast<Out>(width == 4 ? load_element<float>(a.text, i, swap)
-                                        : load_element<double>(a.text, i, swap));
-    }
-    fn(i, v);
-  }
-}
-
-// Element i of a C-order copy of an array stored in Fortran order.
-std::vector<size_t> fortran_to_c(const std::vector<int64_t>& shape) {
-  size_t count = 1;
-  for (int64_t d : shape) count *= static_cast<size_t>(d);
-  std::vector<size_t> order(count);
-  // order[c_index] = fortran_index
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (size_t c = 0; c < count; ++c) {
-    size_t f = 0, stride = 1;
-    for (size_t k = 0; k < shape.size(); ++k) {
-      f += static_cast<size_t>(idx[k]) * stride;
-      stride *= static_cast<size_t>(shape[k]);
-    }
-    order[c] = f;
-    for (size_t k = shape.size(); k-- > 0;) {
-      if (++idx[k] < shape[k]) break;
-      idx[k] = 0;
-    }
-  }
-  return order;
-}
-
-template <class Out>
-std::vector<Out> array_as(const Pickle& p, Ref array, const std::string& field, bool integers_only) {
-  const Value& a = p.expect(array, Kind::kArray, field);
-  std::vector<Out> raw;
-  for_each_element<Out>(p, array, field, integers_only, [&](size_t, Out v) { raw.push_back(v); });
-  if (!a.fortran || a.shape.size() < 2) return raw;
-  const std::vector<size_t> order = fortran_to_c(a.shape);
-  std::vector<Out> out(raw.size());
-  for (size_t c = 0; c < out.size(); ++c) out[c] = raw[order[c]];
-  return out;
+  const std::string what = fmt::format("{}: {}", p.what(), field);
+  DGCN_CHECK(dtype.kind == Kind::kDtype, "{}: an array that was never filled", what);
+  NpyHeader header = make_npy_header(dtype.text, a.fortran, a.shape, what);
+  Buffer stored = Buffer::allocate(a.text.size());
+  if (!a.text.empty()) std::memcpy(stored.as_mutable<char>().data(), a.text.data(), a.text.size());
+  return decode_npy(std::move(header), std::move(stored), what);
 }
 
 }  // namespace
@@ -744,11 +671,14 @@ Pickle load(std::span<const std::byte> bytes, const std::string& what) {
 }
 
 std::vector<float> array_as_float32(const Pickle& p, Ref array, const std::string& field) {
-  return array_as<float>(p, array, field, false);
+  const std::string what = fmt::format("{}: {}", p.what(), field);
+  const Buffer values = to_float32(decoded_array(p, array, field), what);
+  const auto v = values.as<float>();
+  return {v.begin(), v.end()};
 }
 
 std::vector<int64_t> array_as_int64(const Pickle& p, Ref array, const std::string& field) {
-  return array_as<int64_t>(p, array, field, true);
+  return to_int64(decoded_array(p, array, field), fmt::format("{}: {}", p.what(), field));
 }
 
 DenseMatrix as_dense_matrix(const Pickle& p, Ref value, const std::string& field, uint64_t max_bytes) {

@@ -88,7 +88,9 @@ class Pickle {
 Pickle load(std::span<const std::byte> bytes, const std::string& what);
 
 // A numeric numpy array as float32 in C order (descr: bool, int, uint or
-// float of any width; native or swapped byte order). Errors name `field`.
+// float of any width; native or swapped byte order; C or Fortran order of any
+// number of dimensions), decoded and converted by the .npy reader's rules
+// (datasets/npy.h: decode_npy, to_float32, to_int64). Errors name `field`.
 std::vector<float> array_as_float32(const Pickle& p, Ref array, const std::string& field);
 // An integer numpy array as int64 (bool and integer dtypes).
 std::vector<int64_t> array_as_int64(const Pickle& p, Ref array, const std::string& field);

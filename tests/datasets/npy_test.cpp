@@ -22,6 +22,8 @@ import numpy as np, scipy.sparse as sp
 np.save('f4.npy', np.arange(6, dtype=np.float32).reshape(2, 3) / 4)
 np.save('f8_fortran.npy', np.asfortranarray(np.arange(6, dtype=np.float64).reshape(2, 3)))
 np.save('i4_big.npy', np.array([1, -2, 70000], dtype='>i4'))
+i, j, k = np.meshgrid(range(2), range(3), range(4), indexing='ij')
+np.save('i2_fortran3.npy', np.asfortranarray((100 * i + 10 * j + k).astype('>i2')))
 np.save('u8.npy', np.array([0, 2**40], dtype=np.uint64))
 np.save('b1.npy', np.array([True, False, True]))
 np.save('s3.npy', np.array('csr', dtype='S3'))
@@ -58,6 +60,17 @@ TEST_F(Npy, ReadsDtypesShapesByteOrderAndFortranOrder) {
   EXPECT_EQ(std::vector<double>(v.begin(), v.end()), (std::vector<double>{0, 1, 2, 3, 4, 5}));
 
   EXPECT_EQ(to_int64(read_npy_file(file("i4_big.npy")), "i4"), (std::vector<int64_t>{1, -2, 70000}));
+  // Fortran order of three dimensions, big-endian: element [i][j][k] is
+  // 100 i + 10 j + k, read back row-major.
+  NpyArray f3 = read_npy_file(file("i2_fortran3.npy"));
+  EXPECT_EQ(f3.shape(), (std::vector<int64_t>{2, 3, 4}));
+  std::vector<int64_t> row_major;
+  for (int64_t a = 0; a < 2; ++a) {
+    for (int64_t b = 0; b < 3; ++b) {
+      for (int64_t c = 0; c < 4; ++c) row_major.push_back(100 * a + 10 * b + c);
+    }
+  }
+  EXPECT_EQ(to_int64(f3, "f3"), row_major);
   EXPECT_EQ(to_int64(read_npy_file(file("u8.npy")), "u8"), (std::vector<int64_t>{0, int64_t{1} << 40}));
   EXPECT_EQ(to_int64(read_npy_file(file("b1.npy")), "b1"), (std::vector<int64_t>{1, 0, 1}));
   EXPECT_EQ(to_strings(read_npy_file(file("s3.npy")), "s3"), (std::vector<std::string>{"csr"}));
