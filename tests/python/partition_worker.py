@@ -20,8 +20,12 @@ def main(whole_path, part_dir, out):
     ours = NeighborLoader(part, input_nodes=part.train_index, **settings)
     theirs = NeighborLoader(whole, input_nodes=whole.train_index,
                             num_workers=2, **settings)
+    ours_batches, theirs_batches = list(ours), list(theirs)
+    # The same number of batches: a zip would stop at the shorter loader.
+    assert len(ours_batches) == len(theirs_batches) == len(ours), (
+        len(ours_batches), len(theirs_batches), len(ours))
     checked = 0
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours_batches, theirs_batches):
         assert torch.equal(a.n_id, b.n_id), checked
         assert torch.equal(a.edge_index, b.edge_index), checked
         assert torch.equal(a.x, b.x), checked
