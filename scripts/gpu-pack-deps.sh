@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Bundles what the CUDA host needs to build dgcn (it has a compiler, CMake,
-# CUDA and a CUDA LibTorch, but no package registry): the Debian packages of
-# ../shared/gpu-host/pack-debs.sh plus the few dgcn needs beyond them
-# (xxhash's header, zstd's runtime the -dev symlink points at, METIS, and
-# gloo's headers, which c10d's ProcessGroupGloo.hpp includes and no torch wheel ships).
-# Run here, where apt works:  scripts/gpu-pack-deps.sh [DIR]   (default shared/gpu-host-debs,
-# the folder scripts/gpu-check.sh looks in; keep it out of git: .git/info/exclude)
+# Bundles what the CUDA host needs to build dgcn: it has a compiler, CMake,
+# ninja, CUDA and a Python with a CUDA torch, but no package registry. The
+# bundle is the Debian 12 packages below (downloaded here, where apt works)
+# and scripts/gpu-deps-env.sh as DIR/env.sh, which unpacks them into a private
+# prefix there. Boost is the headers alone (dgcn uses Boost.Graph header-only).
+#
+#   scripts/gpu-pack-deps.sh [DIR]   (default shared/gpu-host-debs, the folder
+#                                     scripts/gpu-check.sh looks in; .gitignore keeps it out of git)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-shared/gpu-host-debs}
-pack=${DGCN_PACK_DEBS:-../shared/gpu-host/pack-debs.sh}
-[ -x "$pack" ] || [ -f "$pack" ] || { echo "gpu-pack-deps: $pack not found (set DGCN_PACK_DEBS)" >&2; exit 2; }
-bash "$pack" "$out"
-(cd "$out" && apt-get download libxxhash-dev libxxhash0 libzstd1 libmetis-dev libmetis5 libgloo-dev >/dev/null 2>&1) ||
+packages=(
+  libboost1.74-dev                               # Boost.Graph's headers (all of Boost's)
+  libzstd-dev libzstd1 zlib1g-dev                # .gcn sections, npz readers
+  libxxhash-dev libxxhash0                       # checksums (header-only use)
+  libzip-dev libzip4                             # npz readers
+  libmetis-dev libmetis5                         # dgcn-prep partition --method metis
+  libcli11-dev nlohmann-json3-dev                # CLI, JSON
+  libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 # logging
+  libgtest-dev libgmock-dev                      # the tests
+  libgloo-dev                                    # headers c10d's ProcessGroupGloo.hpp includes
+)
+mkdir -p "$out"
+rm -f "$out"/*.deb
+(cd "$out" && apt-get -o APT::Sandbox::User=root download "${packages[@]}" >/dev/null) ||
   { echo "gpu-pack-deps: apt-get download failed (run apt-get update first?)" >&2; exit 1; }
+cp scripts/gpu-deps-env.sh "$out/env.sh"
 echo "gpu-pack-deps: $(ls "$out"/*.deb | wc -l) packages in $out ($(du -sh "$out" | cut -f1))"

@@ -3,7 +3,8 @@
 # CUDA source, the torch-facing glue included, which this script checks) and
 # runs the whole test suite with ctest; then the Python package (pip install
 # ., pytest tests/python: scripts/python-check.sh); then the CPU-only path with the
-# toolkit hidden (scripts/cpu-only-check.sh); then the torch-free suite
+# toolkit hidden (scripts/cpu-only-check.sh); then the GPU check's
+# --no-device mode (scripts/gpu-check.sh); then the torch-free suite
 # again under ASan+UBSan with clang (-Wthread-safety), the fuzz regression
 # inputs and a short run of every fuzz harness (scripts/sanitize.sh
 # torch-free). Extra arguments go to the first ctest.
@@ -40,4 +41,8 @@ phase cuda-glue-check cuda_glue_check
 phase tests ctest --test-dir build --no-tests=error --output-on-failure --parallel "$(nproc)" --timeout 600 "$@"
 phase python scripts/python-check.sh
 phase cpu-only scripts/cpu-only-check.sh
+# The GPU host's recipe without a GPU: the bundle, the build in a view of
+# this machine with its development packages hidden, ldd, a CPU epoch and the
+# report, so scripts/gpu-check.sh cannot rot before a GPU is lent.
+phase gpu-check-no-device scripts/gpu-check.sh --no-device --preset small
 phase sanitize-torch-free scripts/sanitize.sh torch-free
