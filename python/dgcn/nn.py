@@ -393,6 +393,15 @@ def layerwise_inference(
     if chunk_rows < 1:
         raise ValueError(f"layerwise_inference: chunk_rows = {chunk_rows}; "
                          f"expected >= 1")
+    if x.dim() != 2 or x.dtype != torch.float32:
+        raise TypeError(f"layerwise_inference: x must be a float32 "
+                        f"[num_nodes, in_channels] tensor (got "
+                        f"{x.dtype} {tuple(x.shape)})")
+    for i, conv in enumerate(convs):
+        width = x.size(1) if i == 0 else convs[i - 1].out_channels
+        if conv.in_channels != width:
+            raise ValueError(f"layerwise_inference: convs[{i}] takes "
+                             f"{conv.in_channels} features, gets {width}")
     for i, conv in enumerate(convs):
         # One order for the whole layer: transforming first multiplies
         # every row by the weights once, not once per chunk.

@@ -331,7 +331,7 @@ class Fuzz:
     def loader_and_data(self, store, data):
         rng = self.rng
         n = store.num_nodes
-        kind = rng.randrange(9)
+        kind = rng.randrange(11)
         if kind == 0:
             nodes = torch.tensor([0, big_id(rng, n)])
             self.bad('NeighborLoader', 'input_nodes out of range',
@@ -370,6 +370,17 @@ class Fuzz:
             end = rng.choice([begin - 1, n + 1, n + 10**9])
             self.bad('Store.adjacency_rows', f'[{begin}, {end})',
                      lambda: store.adjacency_rows(begin, end))
+        elif kind == 8:
+            width = rng.choice([1, 5])  # convs[1] never takes convs[0]'s 2
+            convs = [dgcn.nn.GCNConv(3, 2), dgcn.nn.GCNConv(width, 2)]
+            x = torch.randn(n + rng.choice([0, 0, -1, 1]), rng.choice([3, 4]))
+            self.bad('layerwise_inference', f'x {tuple(x.shape)}, widths '
+                     f'3 -> 2, {width} -> 2', lambda: dgcn.nn.
+                     layerwise_inference(convs, x, store))
+        elif kind == 9:
+            rank, world = rng.choice([(2, 2), (-1, 2), (0, 0), (5, 3)])
+            self.bad('plan_epoch', f'rank {rank} of {world}', lambda: dgcn._C.
+                     plan_epoch(torch.arange(n), 0, 0, rank, world, 4))
         else:
             self.bad('trim_to_layer', 'layer out of range',
                      lambda: dgcn.nn.trim_to_layer(

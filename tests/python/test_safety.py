@@ -69,4 +69,4 @@ def test_randomised_bad_inputs_raise_never_crash(seed):
     assert result['num_failures'] == 0, '\n'.join(result['failures'])
     assert run.returncode == 0
     assert result['cases'] == cases
-    assert len(result['per_target']) == 9, result['per_target']
+    assert len(result['per_target']) == 11, result['per_target']
