@@ -13,6 +13,7 @@
 #include "apps/cli/cli.h"
 #include "apps/cli/torch_cli.h"
 #include "base/atomic_file.h"
+#include "base/parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "train/omp_waits.h"

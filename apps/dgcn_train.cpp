@@ -19,6 +19,7 @@
 #include "apps/cli/cli.h"
 #include "apps/cli/torch_cli.h"
 #include "base/atomic_file.h"
+#include "base/parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "partition/partition_files.h"

@@ -24,6 +24,12 @@ namespace dgcn {
 // DGCN_NUM_THREADS if set (>= 1), else the hardware concurrency.
 int default_num_threads();
 
+// The one rule for how many threads a process uses: `requested` when > 0;
+// else DGCN_NUM_THREADS when set; else this machine's cores shared by the
+// `processes_per_machine` processes of a job running on it (the ranks of one
+// node; 1 for a single process, which then gets every core).
+int resolve_threads(int requested, int processes_per_machine = 1);
+
 // Calls fn(begin, end, thread_index) on `num_threads` contiguous, near-equal
 // ranges covering [0, n). With one thread (or n small) runs inline.
 template <class F>

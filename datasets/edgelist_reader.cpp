@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/mutex.h"
+#include "base/parallel.h"
 #include "datasets/csv.h"
 #include "datasets/store_assembly.h"
 #include "graph/file_kind.h"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/parallel.h"
 #include "datasets/csv.h"
 #include "datasets/npy.h"
 #include "datasets/npz.h"

@@ -7,6 +7,7 @@
 
 #include "base/buffer.h"
 #include "base/error.h"
+#include "base/parallel.h"
 #include "datasets/npz.h"
 #include "datasets/sparse_matrix.h"
 #include "datasets/store_assembly.h"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/parallel.h"
 #include "datasets/csv.h"
 #include "datasets/store_assembly.h"
 

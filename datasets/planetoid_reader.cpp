@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/file_io.h"
+#include "base/parallel.h"
 #include "datasets/pickle.h"
 #include "datasets/store_assembly.h"
 

@@ -4,10 +4,6 @@
 
 namespace dgcn {
 
-int resolve_threads(int num_threads) {
-  return num_threads > 0 ? num_threads : default_num_threads();
-}
-
 nlohmann::json set_graph(GraphStore& store, int64_t num_nodes, std::vector<int64_t>&& src,
                          std::vector<int64_t>&& dst, const EdgeOptions& options, int num_threads,
                          const std::string& what) {

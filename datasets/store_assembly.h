@@ -14,9 +14,6 @@
 
 namespace dgcn {
 
-// 0 means every core (default_num_threads()).
-int resolve_threads(int num_threads);
-
 // Builds store.graph and store.degree from src[i] -> dst[i] (the vectors are
 // released once the CSR is built; without symmetrize, row v holds v's
 // in-neighbours: a directed edge u -> v puts u in v's row) and returns what happened as JSON

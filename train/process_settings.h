@@ -5,17 +5,13 @@
 // unless they ask). The OpenMP re-exec stays a main()'s own first call
 // (train/omp_waits.h).
 //
-//   const int threads = resolve_threads(flag_threads, env.local_world_size);
+//   const int threads = resolve_threads(flag_threads, env.local_world_size);  // base/parallel.h
 //   apply_process_settings({.threads = threads, .cpu_cache_bytes = 4ull << 30});
 #pragma once
 
 #include <cstddef>
 
 namespace dgcn {
-
-// Compute threads per rank: `requested` when > 0; else DGCN_NUM_THREADS when
-// set; else this machine's cores shared by its `local_world_size` ranks.
-int resolve_threads(int requested, int local_world_size);
 
 struct ProcessSettings {
   int threads = 0;             // LibTorch's intra-op threads; 0: left as they are

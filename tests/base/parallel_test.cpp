@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "base/digest.h"
@@ -38,6 +42,28 @@ TEST(Parallel, RethrowsWorkerException) {
                                      if (b == 51) throw Error("chunk 17");
                                    }),
                Error);
+}
+
+// One rule for the readers (one process) and the binaries (ranks sharing a
+// machine): the request, else DGCN_NUM_THREADS, else the cores shared.
+TEST(Parallel, ResolveThreadsTakesTheRequestThenTheEnvironmentThenSharesTheCores) {
+  const char* saved = std::getenv("DGCN_NUM_THREADS");
+  const std::string saved_value = saved ? saved : "";
+  ::unsetenv("DGCN_NUM_THREADS");
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_EQ(resolve_threads(3), 3);
+  EXPECT_EQ(resolve_threads(3, 64), 3);
+  EXPECT_EQ(resolve_threads(0), cores);
+  EXPECT_EQ(resolve_threads(0, 2), std::max(1, cores / 2));
+  EXPECT_EQ(resolve_threads(0, 1 << 20), 1) << "never zero threads";
+  ::setenv("DGCN_NUM_THREADS", "5", 1);
+  EXPECT_EQ(resolve_threads(0, 4), 5) << "the environment is per process, not shared";
+  EXPECT_EQ(resolve_threads(2, 4), 2);
+  if (saved) {
+    ::setenv("DGCN_NUM_THREADS", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("DGCN_NUM_THREADS");
+  }
 }
 
 TEST(Digest, StreamingEqualsOneShotAndSeesChanges) {
