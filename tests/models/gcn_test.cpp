@@ -66,6 +66,7 @@ TEST(Gcn, ConvOrdersAgreeInValueAndGradient) {
   const auto batch = testing::full_neighbourhood_batch(s.graph, {8, 2}, 1);
   const auto adj = batch_adjacency(batch, GcnNorm::kFullGraph, s.degrees());
   GCNConv conv(6, 5);
+  testing::randomize_parameters(*conv);  // a non-zero bias: each order must add it
   const auto x = torch::randn({adj[0].num_cols, 6}).requires_grad_(true);
   const auto r = torch::randn({adj[0].num_rows, 5});
   std::vector<torch::Tensor> outs, grads_x, grads_w, grads_b;
@@ -111,6 +112,7 @@ TEST(Gcn, ConvGradientsMatchFiniteDifferences) {
   const auto adj = batch_adjacency(batch, GcnNorm::kFullGraph, s.degrees());
   for (auto order : {AggregationOrder::kAggregateFirst, AggregationOrder::kTransformFirst}) {
     GCNConv conv(4, 3);
+    testing::randomize_parameters(*conv);
     const auto x = torch::randn({adj[0].num_cols, 4}).requires_grad_(true);
     const auto r = torch::randn({adj[0].num_rows, 3});
     auto loss = [&] { return (conv->forward_with(adj[0], x, order) * r).sum(); };
@@ -132,6 +134,7 @@ TEST(Gcn, ModelGradientsMatchFiniteDifferences) {
     GcnOptions o;
     o.in_features = 6, o.hidden = 5, o.num_classes = 3, o.num_layers = 2, o.linear_head = linear_head;
     Gcn model(o);
+    testing::randomize_parameters(*model);
     model->eval();  // no dropout: the loss must be a function of the parameters
     auto loss = [&] {
       return torch::nn::functional::cross_entropy(model->forward(adj, x), torch::tensor({0, 2}));
@@ -183,6 +186,7 @@ TEST(Gcn, CudaForwardAndGradientsMatchCpu) {
     GcnOptions o;
     o.in_features = 6, o.hidden = 9, o.num_classes = 3, o.num_layers = 3, o.linear_head = linear_head;
     Gcn cpu(o);
+    testing::randomize_parameters(*cpu);  // copied to the GPU model below
     Gcn gpu(o);
     const torch::Device device(torch::kCUDA, 0);
     {
