@@ -226,10 +226,14 @@ class GCNConv(torch.nn.Module):
         if x.size(1) != self.in_channels:
             raise ValueError(f"GCNConv: x has {x.size(1)} features; this "
                              f"layer takes in_channels = {self.in_channels}")
-        if not isinstance(edge_index, Tensor):
-            raise TypeError(f"GCNConv: edge_index must be a [2, E] int64 "
-                            f"tensor (got {type(edge_index).__name__}; "
-                            f"SparseTensor and EdgeIndex are not supported)")
+        if not isinstance(edge_index, Tensor) or (edge_index.layout
+                                                  != torch.strided):
+            what = (type(edge_index).__name__ if not isinstance(
+                edge_index, Tensor) else f'a {edge_index.layout} tensor')
+            raise NotImplementedError(
+                f"GCNConv: edge_index is {what}; dgcn's GCNConv takes a "
+                f"[2, E] int64 tensor (or PyG's EdgeIndex), not a sparse "
+                f"adjacency")
         if edge_index.dim() != 2 or edge_index.size(0) != 2:
             raise ValueError(f"GCNConv: edge_index must be [2, E] (got "
                              f"{tuple(edge_index.shape)})")

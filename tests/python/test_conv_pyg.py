@@ -153,3 +153,18 @@ def test_cached_on_sampled_batches_raises(cora_store):
     second = next(batches)
     with pytest.raises(ValueError, match='another graph'):
         conv(second.x, second.edge_index)
+
+
+def test_edge_index_forms():
+    from torch_geometric import EdgeIndex
+    x, ei, w = _graph(seed=4)
+    ours, theirs = _pair()
+    wrapped = EdgeIndex(ei, sparse_size=(x.size(0), x.size(0)))
+    _close(ours(x, wrapped), theirs(x, ei))
+    _close(ours(x, wrapped, w), theirs(x, ei, w))
+    adj = torch.sparse_coo_tensor(ei, torch.ones(ei.size(1)),
+                                  (x.size(0), x.size(0)))
+    with pytest.raises(NotImplementedError, match='sparse adjacency'):
+        ours(x, adj)
+    with pytest.raises(NotImplementedError, match='list'):
+        ours(x, ei.tolist())
