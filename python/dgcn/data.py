@@ -131,12 +131,10 @@ def read_graphsaint(root: str, num_classes: int = 0,
 
 
 def _labels(store: Store) -> Optional[torch.Tensor]:
-    if store.task == 'single-label':
-        return store.labels.long()  # int64 classes, -1 for unlabelled nodes
-    if store.task == 'multi-label':
-        bits = store.labels.unsqueeze(-1) >> torch.arange(8, dtype=torch.uint8)
-        bits = (bits & 1).reshape(store.num_nodes, -1)
-        return bits[:, :store.num_classes].float()
+    # int64 classes (-1 for unlabelled nodes) or float {0, 1} multi-label
+    # rows, unpacked from the store's bit rows by the trainer's own rule.
+    if store.task in ('single-label', 'multi-label'):
+        return store.targets()
     return None
 
 

@@ -39,6 +39,7 @@
 #include "models/batch_tensors.h"
 #include "models/cpu_allocator.h"
 #include "models/gcn.h"
+#include "models/metrics.h"
 #include "models/spmm.h"
 #include "partition/collectives.h"
 #include "partition/part_loading.h"
@@ -192,6 +193,12 @@ class Store {
       return view_of(store_, store_->labels, {num_nodes(), store_->label_row_bytes()}, at::kByte);
     }
     return view_of(store_, store_->labels, {store_->labels.empty() ? 0 : num_nodes()}, at::kInt);
+  }
+  // The labels as the loss takes them, by the trainer's rule
+  // (models/metrics.h targets_from_rows): int64 [N] classes (-1 unlabelled),
+  // or float {0, 1} [N, num_classes] unpacked from the multi-label bit rows.
+  at::Tensor targets() const {
+    return targets_from_rows(*store_, store_->labels.as<std::byte>(), num_nodes());
   }
   at::Tensor rowptr() const {
     return view_of(store_, store_->graph.indptr_buffer(), {num_nodes() + 1}, at::kLong);
@@ -577,6 +584,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
           py::arg("num_threads") = 1)
       .def_property_readonly("x", &Store::x)
       .def_property_readonly("labels", &Store::labels)
+      .def("targets", &Store::targets)
       .def_property_readonly("rowptr", &Store::rowptr)
       .def_property_readonly("col", &Store::col)
       .def_property_readonly("degree", &Store::degree)
