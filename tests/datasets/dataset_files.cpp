@@ -82,8 +82,13 @@ std::string shared_dataset(const std::string& name) {
   // The Python tests' variable too, so one setting serves both suites.
   const char* cora = std::getenv("DGCN_CORA_NPZ");
   if (name == "cora.npz" && cora != nullptr && *cora != '\0') return fs::exists(cora) ? cora : "";
+  // $DGCN_SHARED_DATASETS: the folder .ci/run found them in (a clone made
+  // away from ../shared); else beside the clone.
+  const char* folder = std::getenv("DGCN_SHARED_DATASETS");
   const char* source = std::getenv("DGCN_SOURCE_DIR");
-  fs::path p = fs::path(source != nullptr ? source : ".") / ".." / "shared" / "datasets" / name;
+  fs::path p = folder != nullptr && *folder != '\0'
+                   ? fs::path(folder) / name
+                   : fs::path(source != nullptr ? source : ".") / ".." / "shared" / "datasets" / name;
   return fs::exists(p) ? p.string() : "";
 }
 

@@ -42,8 +42,9 @@ void run_python_variants(const std::vector<std::pair<std::string, std::string>>&
 // The message of the dgcn::Error that fn() throws, or "" when it throws nothing.
 std::string error_of(const std::function<void()>& fn);
 
-// $DGCN_SOURCE_DIR/../shared/datasets/<name> ($DGCN_CORA_NPZ for cora.npz
-// when set), or "" when absent.
+// $DGCN_SOURCE_DIR/../shared/datasets/<name>, or the folder
+// $DGCN_SHARED_DATASETS names ($DGCN_CORA_NPZ for cora.npz when set), or ""
+// when absent.
 std::string shared_dataset(const std::string& name);
 
 }  // namespace dgcn::testing

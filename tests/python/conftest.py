@@ -50,8 +50,10 @@ def _binary(name: str) -> str:
 
 
 def _cora_npz() -> Path:
-    return Path(os.environ.get('DGCN_CORA_NPZ', SOURCE_DIR.parent / 'shared' /
-                               'datasets' / 'cora.npz'))
+    # $DGCN_SHARED_DATASETS: the folder .ci/run found the data sets in (a
+    # clone made away from ../shared); else beside the clone.
+    folder = os.environ.get('DGCN_SHARED_DATASETS') or SOURCE_DIR.parent / 'shared' / 'datasets'
+    return Path(os.environ.get('DGCN_CORA_NPZ', Path(folder) / 'cora.npz'))
 
 
 def _prep_binary() -> str:
