@@ -58,12 +58,7 @@ at::Tensor spmm_cpu(const CsrTensor& a, const at::Tensor& x_in) {
 }
 
 CsrTensor transpose_cpu(const CsrTensor& a) {
-  CsrTensor t;
-  t.num_rows = a.num_cols;
-  t.num_cols = a.num_rows;
-  t.indptr = at::empty({a.num_cols + 1}, a.indptr.options());
-  t.indices = at::empty({a.nnz()}, a.indices.options());
-  t.values = at::empty({a.nnz()}, a.values.options());
+  CsrTensor t = a.empty_transpose();
   if (a.indices.scalar_type() == at::kInt) {
     cpu::transpose(cpu_ref<int32_t>(a), t.indptr.data_ptr<int64_t>(), t.indices.data_ptr<int32_t>(),
                    t.values.data_ptr<float>());
@@ -129,6 +124,16 @@ CsrTensor CsrTensor::to(c10::Device device, bool non_blocking) const {
   }
   out.values = values.to(device, at::kFloat, non_blocking);
   return out;
+}
+
+CsrTensor CsrTensor::empty_transpose() const {
+  CsrTensor t;
+  t.num_rows = num_cols;
+  t.num_cols = num_rows;
+  t.indptr = at::empty({num_cols + 1}, indptr.options());
+  t.indices = at::empty({nnz()}, indices.options());
+  t.values = at::empty({nnz()}, values.options());
+  return t;
 }
 
 void CsrTensor::check(const char* op) const {

@@ -35,6 +35,10 @@ struct CsrTensor {
   // A copy on `device` (CPU <-> CUDA), converting the id types as above.
   // non_blocking: asynchronous host-to-device copy when the CPU tensors are pinned.
   CsrTensor to(c10::Device device, bool non_blocking = false) const;
+  // The tensors of this matrix's transpose (num_cols x num_rows: indptr
+  // [num_cols + 1], indices and values [nnz]) with its dtypes on its device,
+  // uninitialized: what every backend's transpose fills.
+  CsrTensor empty_transpose() const;
   // Checks shapes, dtypes, one device and the endpoints of indptr (O(1):
   // every id is trusted to be in range, as built by normalize_block);
   // TORCH_CHECK naming `op`.

@@ -71,12 +71,7 @@ at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a) 
 
 CsrTensor transpose_cuda(const CsrTensor& a) {
   c10::cuda::CUDAGuard guard(a.device());
-  CsrTensor t;
-  t.num_rows = a.num_cols;
-  t.num_cols = a.num_rows;
-  t.indptr = at::empty({a.num_cols + 1}, a.indptr.options());
-  t.indices = at::empty({a.nnz()}, a.indices.options());
-  t.values = at::empty({a.nnz()}, a.values.options());
+  CsrTensor t = a.empty_transpose();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(a.device().index()).stream();
   at::Tensor workspace;
   context_for(a.device().index())

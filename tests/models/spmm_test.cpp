@@ -78,6 +78,24 @@ TEST(Spmm, TransposeBothWays) {
   EXPECT_TRUE(torch::allclose(spmm(t, x), spmm_transpose_op(a, x), 1e-5, 1e-5));
 }
 
+// The one allocation every backend's transpose fills: shapes swapped, the
+// matrix's own dtypes (int32 or int64 ids) and device.
+TEST(Spmm, EmptyTransposeHasTheTransposedShapesAndTheSameDtypes) {
+  for (at::ScalarType ids : {at::kInt, at::kLong}) {
+    const CsrTensor a = random_csr(7, 3, 5, ids);
+    const CsrTensor t = a.empty_transpose();
+    EXPECT_EQ(t.num_rows, 3);
+    EXPECT_EQ(t.num_cols, 7);
+    EXPECT_EQ(t.indptr.sizes(), (std::vector<int64_t>{4}));
+    EXPECT_EQ(t.indptr.scalar_type(), at::kLong);
+    EXPECT_EQ(t.indices.sizes(), (std::vector<int64_t>{a.nnz()}));
+    EXPECT_EQ(t.indices.scalar_type(), ids);
+    EXPECT_EQ(t.values.sizes(), (std::vector<int64_t>{a.nnz()}));
+    EXPECT_EQ(t.values.scalar_type(), at::kFloat);
+    EXPECT_EQ(t.device(), a.device());
+  }
+}
+
 TEST(Spmm, ChecksNameTheOperationAndValues) {
   const CsrTensor a = random_csr(4, 5, 4);
   try {
