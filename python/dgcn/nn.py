@@ -215,9 +215,10 @@ class GCNConv(torch.nn.Module):
 
     def _check_inputs(self, x, edge_index, edge_weight, deg, num_dst, n_id):
         if not isinstance(x, Tensor) or x.dim() != 2:
+            got = (tuple(x.shape)
+                   if isinstance(x, Tensor) else type(x).__name__)
             raise ValueError(f"GCNConv: x must be a [num_nodes, "
-                             f"in_channels] tensor (got "
-                             f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__})")
+                             f"in_channels] tensor (got {got})")
         if x.dtype != torch.float32:
             raise TypeError(f"GCNConv: x must be float32 (got {x.dtype})")
         if self._lazy():

@@ -41,7 +41,8 @@ def _compare(ours, theirs, x, ei, w=None, weight_grad=False):
         xi = x.clone().requires_grad_()
         wi = None if w is None else w.clone().requires_grad_(weight_grad)
         out = conv(xi, ei, wi)
-        (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+        weights = torch.linspace(-1, 1, out.numel()).view_as(out)
+        (out * weights).sum().backward()
         grads = [xi.grad, conv.lin.weight.grad]
         if conv.bias is not None:
             grads.append(conv.bias.grad)

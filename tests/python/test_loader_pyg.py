@@ -170,7 +170,8 @@ def test_pyg_inference_pattern_on_cora(cora_store):
         opt.zero_grad()
         h = F.dropout(convs[0](data.x, data.edge_index).relu(), 0.5)
         out = convs[1](h, data.edge_index)
-        F.cross_entropy(out[data.train_mask], data.y[data.train_mask]).backward()
+        mask = data.train_mask
+        F.cross_entropy(out[mask], data.y[mask]).backward()
         opt.step()
     convs.eval()
 
