@@ -86,7 +86,9 @@ deps=${deps:+$(cd "$deps" && pwd)}
 if [ "$no_device" -eq 1 ] && [ "$in_view" -eq 0 ]; then
   command -v unshare >/dev/null || { echo "gpu-check: --no-device needs unshare (util-linux)" >&2; exit 2; }
   # The bundle's private prefix, inside the build folder (never /tmp's shared one).
-  export DGCN_DEPS_PREFIX=$PWD/$build/deps-prefix
+  mkdir -p "$build"
+  DGCN_DEPS_PREFIX="$(cd "$build" && pwd)/deps-prefix"
+  export DGCN_DEPS_PREFIX
   exec unshare -m scripts/gpu-host-view.sh "$0" --no-device --in-host-view --deps "$deps" --jobs "$jobs" \
     --build "$build" --preset "$preset" $([ "$skip_build" -eq 1 ] && echo --skip-build)
 fi
