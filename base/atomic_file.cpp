@@ -147,6 +147,17 @@ extern "C" void remove_temps_and_die(int sig) {
   ::raise(sig);
 }
 
+// Makes a rename into `path`'s folder durable. A failure leaves the complete
+// file or folder in place, so it is not worth failing the whole write for.
+void sync_parent_folder(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
 }  // namespace
 
 void set_interrupt_note(const std::string& before, const std::string& none, const std::string& after) {
@@ -209,14 +220,7 @@ void AtomicFile::commit() {
   committed_ = true;
   unregister_temp(slot_);  // the temporary's name is gone now
   slot_ = -1;
-  // Make the rename itself durable. A failure here leaves a complete file in
-  // place, so it is not worth failing the whole write for.
-  std::string dir = std::filesystem::path(target_).parent_path().string();
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_parent_folder(target_);
   test_pause_point("atomic-file-committed");
 }
 
@@ -264,12 +268,7 @@ void AtomicFolder::commit() {
   committed_ = true;
   unregister_folder(slot_);
   slot_ = -1;
-  std::string dir = std::filesystem::path(target_).parent_path().string();
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_parent_folder(target_);
 }
 
 void test_pause_point(const char* point) {

@@ -99,14 +99,7 @@ class PrepInterrupt : public ::testing::Test {
     save_store(testing::community_store(), store_, {});
     testing::write_gz(inputs_.file("g.txt.gz"), "0 1\n1 2\n2 0\n3 4\n");
     const std::string root = inputs_.file("ogb");
-    testing::write_gz(root + "/raw/edge.csv.gz", "0,1\n1,2\n2,3\n");
-    testing::write_gz(root + "/raw/node-feat.csv.gz", "0.5,1\n1.5,2\n2.5,3\n3.5,4\n");
-    testing::write_gz(root + "/raw/node-label.csv.gz", "0\n1\n1\n0\n");
-    testing::write_gz(root + "/raw/num-node-list.csv.gz", "4\n");
-    testing::write_gz(root + "/raw/num-edge-list.csv.gz", "3\n");
-    testing::write_gz(root + "/split/sales_ranking/train.csv.gz", "0\n1\n");
-    testing::write_gz(root + "/split/sales_ranking/valid.csv.gz", "2\n");
-    testing::write_gz(root + "/split/sales_ranking/test.csv.gz", "3\n");
+    testing::write_tiny_ogb(root);
   }
 
   // Interrupts `c` at each of its points under both signals, with `out`

@@ -90,14 +90,7 @@ TEST_F(PrepReaders, EdgeListWritesAStoreAndRejectsAGarbageLine) {
 
 TEST_F(PrepReaders, OgbWritesAStoreAndRejectsWrongCounts) {
   const std::string root = dir_ / "ogbn_tiny";
-  testing::write_gz(root + "/raw/edge.csv.gz", "0,1\n1,2\n2,3\n");
-  testing::write_gz(root + "/raw/node-feat.csv.gz", "0.5,1\n1.5,2\n2.5,3\n3.5,4\n");
-  testing::write_gz(root + "/raw/node-label.csv.gz", "0\n1\n1\n0\n");
-  testing::write_gz(root + "/raw/num-node-list.csv.gz", "4\n");
-  testing::write_gz(root + "/raw/num-edge-list.csv.gz", "3\n");
-  testing::write_gz(root + "/split/sales_ranking/train.csv.gz", "0\n1\n");
-  testing::write_gz(root + "/split/sales_ranking/valid.csv.gz", "2\n");
-  testing::write_gz(root + "/split/sales_ranking/test.csv.gz", "3\n");
+  testing::write_tiny_ogb(root);
   PrepRun ok = prep(dir_, "ogb --root " + root + " --out " + out("tiny.gcn"));
   ASSERT_EQ(ok.status, 0) << ok.err;
   EXPECT_EQ(nlohmann::json::parse(ok.out)["num_edges"], 6);

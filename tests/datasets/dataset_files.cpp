@@ -78,6 +78,17 @@ std::string error_of(const std::function<void()>& fn) {
   return "";
 }
 
+void write_tiny_ogb(const std::string& root) {
+  write_gz(root + "/raw/edge.csv.gz", "0,1\n1,2\n2,3\n");
+  write_gz(root + "/raw/node-feat.csv.gz", "0.5,1\n1.5,2\n2.5,3\n3.5,4\n");
+  write_gz(root + "/raw/node-label.csv.gz", "0\n1\n1\n0\n");
+  write_gz(root + "/raw/num-node-list.csv.gz", "4\n");
+  write_gz(root + "/raw/num-edge-list.csv.gz", "3\n");
+  write_gz(root + "/split/sales_ranking/train.csv.gz", "0\n1\n");
+  write_gz(root + "/split/sales_ranking/valid.csv.gz", "2\n");
+  write_gz(root + "/split/sales_ranking/test.csv.gz", "3\n");
+}
+
 std::string shared_dataset(const std::string& name) {
   // The Python tests' variable too, so one setting serves both suites.
   const char* cora = std::getenv("DGCN_CORA_NPZ");

@@ -27,6 +27,9 @@ class TempDir {
 
 // Writes `text` to `path` (creating parent folders), gzip-compressed or plain.
 void write_gz(const std::string& path, const std::string& text);
+// A 4-node, 3-edge graph in OGB's node-property layout under `root` (raw/*.csv.gz,
+// split/sales_ranking/{train,valid,test}.csv.gz): nodes 0-1 train, 2 valid, 3 test.
+void write_tiny_ogb(const std::string& root);
 void write_text(const std::string& path, const std::string& text);
 
 // Runs `script` with the environment's Python (numpy, scipy) in `cwd`; fails the
