@@ -7,7 +7,8 @@ from torch import Tensor
 
 from . import _C
 
-__all__ = ['GCNConv', 'gcn_norm', 'layerwise_inference', 'relu_dropout',
+__all__ = ['GCN', 'GCNConv', 'gcn_norm', 'layerwise_inference',
+           'load_checkpoint', 'relu_dropout', 'save_checkpoint',
            'trim_to_layer']
 
 
@@ -423,3 +424,7 @@ def layerwise_inference(
             out[begin:end] = conv.propagate(adj, x, aggregate_first, h)
         x = act(out) if i < len(convs) - 1 else out
     return x
+
+
+# dgcn-train's model (checkpoint.py builds on the layers above).
+from .checkpoint import GCN, load_checkpoint, save_checkpoint  # noqa: E402

@@ -580,7 +580,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("metadata_json", [](const Store& s) { return s.get().metadata_json; })
       .def(
           "content_digest",
-          [](const Store& s, int threads) { return dgcn::content_digest(s.get(), threads); },
+          [](const Store& s, int threads) {
+            // 0: every core (a raw 0 would hash no chunk at all).
+            return dgcn::content_digest(s.get(), dgcn::resolve_threads(threads));
+          },
           py::arg("num_threads") = 1)
       .def_property_readonly("x", &Store::x)
       .def_property_readonly("labels", &Store::labels)
