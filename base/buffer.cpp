@@ -16,25 +16,25 @@ struct AlignedFree {
 };
 }  // namespace
 
-Buffer Buffer::allocate(size_t bytes) {
-  if (bytes == 0) return Buffer(nullptr, nullptr, 0);
+MutableBuffer Buffer::allocate(size_t bytes) {
+  if (bytes == 0) return MutableBuffer();
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (p == nullptr) {
     throw Error(fmt::format("buffer: cannot allocate {} bytes", bytes));
   }
   std::shared_ptr<void> owner(p, AlignedFree{});
-  return Buffer(std::move(owner), p, bytes);
+  return MutableBuffer::wrap(std::move(owner), p, bytes);
 }
 
-Buffer Buffer::wrap(std::shared_ptr<const void> owner, const void* data, size_t bytes, bool writable) {
-  return Buffer(std::move(owner), data, bytes, writable);
+Buffer Buffer::wrap(std::shared_ptr<const void> owner, const void* data, size_t bytes) {
+  return Buffer(std::move(owner), static_cast<const std::byte*>(data), bytes);
 }
 
 Buffer Buffer::slice(size_t offset, size_t bytes) const {
   DGCN_CHECK(offset <= size_ && bytes <= size_ - offset,
              "buffer: slice [{}, {}) out of range of a {}-byte buffer", offset, offset + bytes, size_);
-  return Buffer(owner_, data_ + offset, bytes, writable_);
+  return Buffer(owner_, data_ + offset, bytes);
 }
 
 void Buffer::check_view(size_t elem_size, size_t align) const {

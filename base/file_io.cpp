@@ -85,11 +85,11 @@ MappedFile::MappedFile(int fd, uint64_t size, const std::string& path) : size_(s
   DGCN_CHECK(size > 0, "cannot map {}: the file is empty", path);
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   DGCN_CHECK(p != MAP_FAILED, "cannot map {} ({} bytes): {}", path, size, errno_text(errno));
-  data_ = static_cast<const std::byte*>(p);
+  map_ = p;
 }
 
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (map_ != nullptr) ::munmap(map_, size_);
 }
 
 FileLock::FileLock(const std::string& path) {

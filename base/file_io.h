@@ -62,11 +62,11 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();
 
-  const std::byte* data() const { return data_; }
+  const std::byte* data() const { return static_cast<const std::byte*>(map_); }
   uint64_t size() const { return size_; }
 
  private:
-  const std::byte* data_ = nullptr;
+  void* map_ = nullptr;  // as mmap returned it, for munmap; read through data() only (PROT_READ)
   uint64_t size_ = 0;
 };
 

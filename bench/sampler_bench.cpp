@@ -234,7 +234,7 @@ nlohmann::json run_sampler_bench(const GraphStore& store, const SamplerBenchOpti
   spdlog::info("sampler bench: filling a {:.0f} MiB array for the random-access limit",
                static_cast<double>(store.num_edges()) * 4 / (1 << 20));
   // Huge pages like a privately loaded store's arrays (load_store advises them).
-  Buffer limit_array =
+  MutableBuffer limit_array =
       allocate_huge_page_buffer(static_cast<size_t>(std::max<int64_t>(store.num_edges(), 1)) * 4);
   {
     auto a = limit_array.as_mutable<uint32_t>();

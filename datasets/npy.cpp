@@ -289,7 +289,7 @@ NpyArray read_npy(const std::function<size_t(void*, size_t)>& read, uint64_t dec
       "{}-byte header",
       what, h.shape_string(), h.descr, data_bytes,
       declared_bytes >= h.data_offset ? declared_bytes - h.data_offset : 0, h.data_offset);
-  Buffer stored = Buffer::allocate(static_cast<size_t>(data_bytes));
+  MutableBuffer stored = Buffer::allocate(static_cast<size_t>(data_bytes));
   auto dst = stored.as_mutable<std::byte>();
   size_t have = 0;
   while (have < data_bytes) {
@@ -305,7 +305,7 @@ NpyArray read_npy(const std::function<size_t(void*, size_t)>& read, uint64_t dec
   return decode_npy(std::move(h), std::move(stored), what);
 }
 
-NpyArray decode_npy(NpyHeader header, Buffer stored, const std::string& what) {
+NpyArray decode_npy(NpyHeader header, MutableBuffer stored, const std::string& what) {
   NpyArray array;
   array.header = std::move(header);
   NpyHeader& h = array.header;
@@ -329,7 +329,7 @@ NpyArray decode_npy(NpyHeader header, Buffer stored, const std::string& what) {
   std::vector<int64_t> stride(ndim, 1);  // Fortran-order strides, in elements
   for (size_t k = 1; k < ndim; ++k) stride[k] = stride[k - 1] * h.shape[k - 1];
   std::vector<int64_t> index(ndim, 0);
-  Buffer c_order = Buffer::allocate(stored.size());
+  MutableBuffer c_order = Buffer::allocate(stored.size());
   auto out = c_order.as_mutable<std::byte>();
   const std::byte* in = stored.data();
   const size_t item = h.itemsize;
@@ -415,7 +415,7 @@ std::vector<int64_t> to_int64(const NpyArray& array, const std::string& what) {
 
 Buffer to_float32(const NpyArray& array, const std::string& what) {
   if (array.dtype() == DType::kFloat32) return array.data;
-  Buffer out = Buffer::allocate(static_cast<size_t>(array.count()) * sizeof(float));
+  MutableBuffer out = Buffer::allocate(static_cast<size_t>(array.count()) * sizeof(float));
   auto f = out.as_mutable<float>();
   visit_numeric(array, what, [&](size_t i, auto v) {
     if constexpr (std::is_same_v<decltype(v), double>) {

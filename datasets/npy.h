@@ -79,7 +79,7 @@ struct NpyArray {
 // C order, whatever the number of dimensions: the one decoder of numpy data,
 // for .npy streams and pickled arrays alike. A Fortran-order [2 x 3] array
 // stored as 0 3 1 4 2 5 comes back as 0 1 2 3 4 5.
-NpyArray decode_npy(NpyHeader header, Buffer stored, const std::string& what);
+NpyArray decode_npy(NpyHeader header, MutableBuffer stored, const std::string& what);
 
 // Reads just the header of an .npy stream (the stream is left at the data).
 NpyHeader read_npy_header(const std::function<size_t(void*, size_t)>& read, const std::string& what);

@@ -102,7 +102,7 @@ std::vector<int64_t> read_edges_into(const std::string& path, int64_t n, int64_t
 
 Buffer read_features(const std::string& path, int64_t n, int64_t f, int threads, size_t chunk) {
   check_plausible(path, n, 2 * f, "num-node-list");  // at least "0," per value
-  Buffer features = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
+  MutableBuffer features = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
   auto out = features.as_mutable<float>();
   parse_rows(path, n, "num-node-list", threads, chunk, [&](int64_t row, int64_t line, std::string_view text) {
     std::span<float> values = out.subspan(row * f, f);

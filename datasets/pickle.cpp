@@ -599,9 +599,7 @@ NpyArray decoded_array(const Pickle& p, Ref ref, const std::string& field) {
   const std::string what = fmt::format("{}: {}", p.what(), field);
   DGCN_CHECK(dtype.kind == Kind::kDtype, "{}: an array that was never filled", what);
   NpyHeader header = make_npy_header(dtype.text, a.fortran, a.shape, what);
-  Buffer stored = Buffer::allocate(a.text.size());
-  if (!a.text.empty()) std::memcpy(stored.as_mutable<char>().data(), a.text.data(), a.text.size());
-  return decode_npy(std::move(header), std::move(stored), what);
+  return decode_npy(std::move(header), Buffer::copy_of(std::span<const char>(a.text)), what);
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ Buffer to_dense(const SparseMatrix& m, const std::string& what, uint64_t max_byt
              "{}: a dense {} x {} float32 matrix needs {:.1f} GB, more than the {:.1f} GB allowed", what,
              m.rows, m.cols, static_cast<double>(rows) * static_cast<double>(cols) * sizeof(float) / 1e9,
              static_cast<double>(max_bytes) / 1e9);
-  Buffer out = Buffer::zeros<float>(static_cast<size_t>(m.rows * m.cols));
+  MutableBuffer out = Buffer::zeros<float>(static_cast<size_t>(m.rows * m.cols));
   auto dense = out.as_mutable<float>();
   auto values = m.values.as<float>();
   for (int64_t r = 0; r < m.rows; ++r) {

@@ -349,7 +349,7 @@ Buffer make_features(const SyntheticSpec& spec, const Model& model, int threads)
       spec.ambiguous_fraction < 1 ? spec.misleading_fraction / (1.0 - spec.ambiguous_fraction) : 0.0;
   const float noise = static_cast<float>(spec.feature_noise);
   const float scale = static_cast<float>(1.0 / std::sqrt(1.0 + spec.feature_noise * spec.feature_noise));
-  Buffer features = Buffer::allocate(static_cast<size_t>(n * d) * sizeof(float));
+  MutableBuffer features = Buffer::allocate(static_cast<size_t>(n * d) * sizeof(float));
   float* x = features.as_mutable<float>().data();
   parallel_for_chunks(n, kRowChunk, threads, [&](int64_t begin, int64_t end) {
     Rng rng(stream_key(spec.seed, {kFeatures, static_cast<uint64_t>(begin / kRowChunk)}));

@@ -61,7 +61,7 @@ Csr build(int64_t n, std::span<const int64_t> src, std::span<const int64_t> dst,
   std::copy(row_start.begin(), row_start.end(), cursor.begin());
 
   // 2. Scatter (order within a row is arbitrary here; step 3 sorts it).
-  Buffer scattered = Buffer::allocate(static_cast<size_t>(total) * sizeof(Id));
+  MutableBuffer scattered = Buffer::allocate(static_cast<size_t>(total) * sizeof(Id));
   auto out = scattered.as_mutable<Id>();
   parallel_for(m, threads, [&](int64_t begin, int64_t end, int) {
     for (int64_t i = begin; i < end; ++i) {
@@ -86,12 +86,12 @@ Csr build(int64_t n, std::span<const int64_t> src, std::span<const int64_t> dst,
   });
 
   // 4. Compact into the final arrays.
-  Buffer indptr = Buffer::allocate(static_cast<size_t>(n + 1) * sizeof(int64_t));
+  MutableBuffer indptr = Buffer::allocate(static_cast<size_t>(n + 1) * sizeof(int64_t));
   auto p = indptr.as_mutable<int64_t>();
   p[0] = 0;
   for (int64_t v = 0; v < n; ++v) p[v + 1] = p[v] + kept[v];
   const int64_t final_total = p[n];
-  Buffer indices = scattered;
+  MutableBuffer indices = scattered;
   if (final_total != total) {
     indices = Buffer::allocate(static_cast<size_t>(final_total) * sizeof(Id));
     auto dst_ids = indices.as_mutable<Id>();

@@ -198,7 +198,7 @@ void GraphStore::validate(const std::string& what, int num_threads) const {
 
 Buffer gather_rows(const Buffer& array, size_t row_bytes, std::span<const int64_t> rows, int num_threads) {
   if (array.empty() || row_bytes == 0) return Buffer();
-  Buffer out = Buffer::allocate(rows.size() * row_bytes);
+  MutableBuffer out = Buffer::allocate(rows.size() * row_bytes);
   std::byte* dst = out.as_mutable<std::byte>().data();
   const std::byte* src = array.data();
   parallel_for_chunks(static_cast<int64_t>(rows.size()), 1 << 12, num_threads,
@@ -221,7 +221,7 @@ void copy_node_rows(const GraphStore& from, std::span<const int64_t> rows, Graph
 
 Buffer degrees_of(const Csr& graph, int num_threads) {
   const int64_t n = graph.num_nodes();
-  Buffer out = Buffer::allocate(static_cast<size_t>(n) * sizeof(int32_t));
+  MutableBuffer out = Buffer::allocate(static_cast<size_t>(n) * sizeof(int32_t));
   auto d = out.as_mutable<int32_t>();
   auto p = graph.indptr();
   parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {

@@ -188,11 +188,11 @@ Csr permute_csr(const Csr& g, std::span<const int64_t> perm, std::span<const int
   const int64_t n = g.num_nodes();
   auto p = g.indptr();
   auto idx = g.indices<Id>();
-  Buffer indptr = Buffer::allocate(static_cast<size_t>(n + 1) * sizeof(int64_t));
+  MutableBuffer indptr = Buffer::allocate(static_cast<size_t>(n + 1) * sizeof(int64_t));
   auto q = indptr.as_mutable<int64_t>();
   q[0] = 0;
   for (int64_t i = 0; i < n; ++i) q[i + 1] = q[i] + (p[perm[i] + 1] - p[perm[i]]);
-  Buffer indices = Buffer::allocate(static_cast<size_t>(g.num_edges()) * sizeof(Id));
+  MutableBuffer indices = Buffer::allocate(static_cast<size_t>(g.num_edges()) * sizeof(Id));
   auto out = indices.as_mutable<Id>();
   // inv at the CSR's own width: every entry looks its neighbour up at random,
   // and a 4-byte table is half the cache footprint of an 8-byte one.

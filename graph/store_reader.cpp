@@ -87,8 +87,9 @@ GraphStore load_private(const OpenStore& file, const LoadOptions& options, int t
   std::vector<Buffer> buffers;
   std::vector<std::byte*> dest;
   for (const auto& s : h.sections) {
-    buffers.push_back(Buffer::allocate(s.raw_size));
-    dest.push_back(buffers.back().as_mutable<std::byte>().data());
+    MutableBuffer b = Buffer::allocate(s.raw_size);
+    dest.push_back(b.data());
+    buffers.push_back(std::move(b));
     advise_huge_pages(dest.back(), s.raw_size);
   }
   const std::vector<FrameRef> refs = frame_refs(h);

@@ -41,7 +41,7 @@ std::vector<Buffer> section_views(const MappedStore& m) {
   std::vector<Buffer> views;
   for (const auto& s : m.header.sections) {
     const std::byte* p = m.map->data() + s.offset;
-    views.push_back(Buffer::wrap(std::shared_ptr<const void>(m.map, p), p, s.raw_size, /*writable=*/false));
+    views.push_back(Buffer::wrap(std::shared_ptr<const void>(m.map, p), p, s.raw_size));
   }
   return views;
 }

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace dgcn {
 namespace {
@@ -114,7 +115,14 @@ at::Tensor targets_from_rows(const GraphStore& store, std::span<const std::byte>
   if (store.task == Task::kSingleLabel) {
     TORCH_CHECK(static_cast<int64_t>(rows.size()) >= 4 * n, "targets: ", rows.size(), " label bytes for ", n,
                 " rows");
-    return at::from_blob(const_cast<std::byte*>(rows.data()), {n}, at::kInt).to(at::kLong);
+    at::Tensor t = at::empty({n}, at::kLong);
+    int64_t* p = t.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t label = 0;
+      std::memcpy(&label, rows.data() + i * 4, 4);
+      p[i] = label;
+    }
+    return t;
   }
   TORCH_CHECK(store.task == Task::kMultiLabel, "targets: the store has no labels (task none)");
   const int64_t rb = store.label_row_bytes();

@@ -18,9 +18,9 @@ size_t round_up(size_t n, size_t to) {
   return (n + to - 1) / to * to;
 }
 
-BatchMemory carve(const Buffer& buffer, int64_t rows, int64_t num_features, int64_t num_seeds,
+BatchMemory carve(const MutableBuffer& buffer, int64_t rows, int64_t num_features, int64_t num_seeds,
                   int64_t label_bytes) {
-  auto* base = const_cast<std::byte*>(buffer.data());
+  std::byte* base = buffer.data();
   const size_t feature_bytes = static_cast<size_t>(rows * num_features) * sizeof(float);
   BatchMemory m;
   m.features = std::span<float>(reinterpret_cast<float*>(base), static_cast<size_t>(rows * num_features));
@@ -39,20 +39,20 @@ size_t bytes_needed(int64_t rows, int64_t num_features, int64_t num_seeds, int64
 
 }  // namespace
 
-Buffer allocate_huge_page_buffer(size_t bytes) {
-  if (bytes == 0) return Buffer();
+MutableBuffer allocate_huge_page_buffer(size_t bytes) {
+  if (bytes == 0) return MutableBuffer();
   const size_t rounded = round_up(bytes, kHugePage);
   void* p = std::aligned_alloc(kHugePage, rounded);
   if (p == nullptr) throw Error(fmt::format("batch memory: cannot allocate {} bytes", bytes));
   madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
   std::shared_ptr<void> owner(p, [](void* q) { std::free(q); });
-  return Buffer::wrap(owner, p, bytes, /*writable=*/true);
+  return MutableBuffer::wrap(owner, p, bytes);
 }
 
 BatchMemory allocate_batch_memory(int64_t rows, int64_t num_features, int64_t num_seeds,
                                   int64_t label_bytes) {
-  auto buffer =
-      std::make_shared<Buffer>(Buffer::allocate(bytes_needed(rows, num_features, num_seeds, label_bytes)));
+  auto buffer = std::make_shared<MutableBuffer>(
+      Buffer::allocate(bytes_needed(rows, num_features, num_seeds, label_bytes)));
   BatchMemory m = carve(*buffer, rows, num_features, num_seeds, label_bytes);
   m.lease = std::move(buffer);
   return m;
@@ -65,7 +65,7 @@ std::shared_ptr<BatchMemoryPool> BatchMemoryPool::create(size_t max_free) {
 BatchMemory BatchMemoryPool::acquire(int64_t rows, int64_t num_features, int64_t num_seeds,
                                      int64_t label_bytes) {
   const size_t need = bytes_needed(rows, num_features, num_seeds, label_bytes);
-  Buffer buffer;
+  MutableBuffer buffer;
   {
     MutexLock lock(&mutex_);
     // The smallest free buffer that fits.
@@ -87,7 +87,7 @@ BatchMemory BatchMemoryPool::acquire(int64_t rows, int64_t num_features, int64_t
   }
   BatchMemory m = carve(buffer, rows, num_features, num_seeds, label_bytes);
   std::weak_ptr<BatchMemoryPool> pool = weak_from_this();
-  auto holder = std::make_shared<Buffer>(std::move(buffer));
+  auto holder = std::make_shared<MutableBuffer>(std::move(buffer));
   // The lease returns the buffer when the last copy of it is dropped.
   m.lease = std::shared_ptr<void>(holder.get(), [holder, pool](void*) mutable {
     if (auto p = pool.lock()) p->give_back(std::move(*holder));
@@ -96,7 +96,7 @@ BatchMemory BatchMemoryPool::acquire(int64_t rows, int64_t num_features, int64_t
   return m;
 }
 
-void BatchMemoryPool::give_back(Buffer buffer) {
+void BatchMemoryPool::give_back(MutableBuffer buffer) {
   if (buffer.empty()) return;
   MutexLock lock(&mutex_);
   if (free_.size() < max_free_) {
@@ -104,8 +104,9 @@ void BatchMemoryPool::give_back(Buffer buffer) {
     return;
   }
   // Full: keep the larger buffers, they fit more batches.
-  auto smallest = std::min_element(free_.begin(), free_.end(),
-                                   [](const Buffer& a, const Buffer& b) { return a.size() < b.size(); });
+  auto smallest =
+      std::min_element(free_.begin(), free_.end(),
+                       [](const MutableBuffer& a, const MutableBuffer& b) { return a.size() < b.size(); });
   if (smallest != free_.end() && smallest->size() < buffer.size()) *smallest = std::move(buffer);
 }
 

@@ -51,16 +51,16 @@ class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
 
  private:
   explicit BatchMemoryPool(size_t max_free) : max_free_(max_free) {}
-  void give_back(Buffer buffer);
+  void give_back(MutableBuffer buffer);
 
   const size_t max_free_;
   mutable Mutex mutex_;
-  std::vector<Buffer> free_ GUARDED_BY(mutex_);
+  std::vector<MutableBuffer> free_ GUARDED_BY(mutex_);
   size_t created_ GUARDED_BY(mutex_) = 0;
 };
 
 // An owned allocation of `bytes` bytes aligned to 2 MiB and advised for
 // transparent huge pages (MADV_HUGEPAGE; a no-op where THP is off).
-Buffer allocate_huge_page_buffer(size_t bytes);
+MutableBuffer allocate_huge_page_buffer(size_t bytes);
 
 }  // namespace dgcn

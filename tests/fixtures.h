@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,15 @@
 #include "graph/graph_store.h"
 
 namespace dgcn::testing {
+
+// Write access to an array of a store built in memory, for a test that
+// damages the store to see a reader refuse it. A store's arrays are read-only
+// Buffers (base/buffer.h); only such tests write them, never a mapped one.
+template <class T>
+std::span<T> damage(const Buffer& b) {
+  const std::span<const T> v = b.as<T>();
+  return {const_cast<T*>(v.data()), v.size()};
+}
 
 struct EdgeList {
   int64_t num_nodes = 0;

@@ -28,7 +28,7 @@ Buffer normalized_features(const GraphStore& store, int num_threads) {
 Buffer normalized_features(const GraphStore& store, int num_threads, float lowest) {
   const int64_t n = store.num_nodes(), f = store.num_features;
   const auto in = store.features.as<float>();
-  Buffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
+  MutableBuffer out = Buffer::allocate(static_cast<size_t>(n * f) * sizeof(float));
   auto dst = out.as_mutable<float>();
   parallel_for(n, num_threads, [&](int64_t begin, int64_t end, int) {
     for (int64_t v = begin; v < end; ++v) {

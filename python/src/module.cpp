@@ -88,8 +88,7 @@ std::span<const int64_t> span_of(const at::Tensor& t) {
 
 Buffer sorted_ids(const at::Tensor& t, const char* name) {
   at::Tensor ids = std::get<0>(at::sort(cpu_int64(t, name)));
-  // (Buffer::copy_of does not compile: it writes through a const pointer.)
-  return Buffer::from_vector(std::vector<int64_t>(span_of(ids).begin(), span_of(ids).end()));
+  return Buffer::copy_of(span_of(ids));
 }
 
 class Store {

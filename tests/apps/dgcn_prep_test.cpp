@@ -97,21 +97,13 @@ TEST_F(DgcnPrep, BadStoresExitOneNamingFileFieldAndValues) {
     const char* message;
   };
   const Case cases[] = {
-      {"nan", [](GraphStore& s) { s.features.as_mutable<float>()[5 * 4 + 1] = std::nanf(""); },
+      {"nan", [](GraphStore& s) { testing::damage<float>(s.features)[5 * 4 + 1] = std::nanf(""); },
        "feature [node 5, column 1] is nan"},
-      {"label", [](GraphStore& s) { s.labels.as_mutable<int32_t>()[6] = 3; },
+      {"label", [](GraphStore& s) { testing::damage<int32_t>(s.labels)[6] = 3; },
        "label of node 6 is 3, expected a class in [0, 3)"},
-      {"indptr",
-       [](GraphStore& s) {
-         Buffer p = s.graph.indptr_buffer();
-         p.as_mutable<int64_t>()[2] = 9;
-       },
+      {"indptr", [](GraphStore& s) { testing::damage<int64_t>(s.graph.indptr_buffer())[2] = 9; },
        "indptr is not monotone: indptr[2] = 9 > indptr[3] = 7"},
-      {"ids",
-       [](GraphStore& s) {
-         Buffer ids = s.graph.indices_buffer();
-         ids.as_mutable<int32_t>()[5] = 8;
-       },
+      {"ids", [](GraphStore& s) { testing::damage<int32_t>(s.graph.indices_buffer())[5] = 8; },
        "indices[5] = 8 is not a node id in [0, 8)"},
   };
   for (const Case& c : cases) {
@@ -194,7 +186,7 @@ TEST_F(DgcnPrep, FailedWriteLeavesExistingOutputUntouched) {
 
   // Invalid input: rejected while loading, nothing written.
   GraphStore bad = s;
-  bad.features.as_mutable<float>()[100] = std::numeric_limits<float>::infinity();
+  testing::damage<float>(bad.features)[100] = std::numeric_limits<float>::infinity();
   const std::string bad_in = save(bad, "bad.gcn");
   PrepRun r = prep(dir_, "convert " + bad_in + " --out " + out);
   EXPECT_EQ(r.status, 1);

@@ -483,7 +483,7 @@ TEST_F(DgcnTrain, TwoLaunchersAsTwoNodesMatchOneLauncherWithTwoRanks) {
 // must not train: every rank stops before the first step naming the digest.
 TEST_F(DgcnTrain, NodesReadingDifferentCopiesOfTheStoreStopNamingTheDigest) {
   GraphStore other = testing::community_store();
-  auto labels = other.labels.as_mutable<int32_t>();
+  auto labels = testing::damage<int32_t>(other.labels);
   labels[0] = (labels[0] + 1) % static_cast<int32_t>(other.num_classes);
   const std::string other_path = scratch_.file("other.gcn");
   save_store(other, other_path);

@@ -81,7 +81,7 @@ TEST(TrainingSeeds, AStoreWithoutLabelledTrainingNodesIsAnError) {
   GraphStore s = testing::community_store();
   const TrainingSeeds some = TrainingSeeds::of_store(s, shard(0, 1, 8));
   EXPECT_FALSE(some.union_mean_loss());
-  auto labels = s.labels.as_mutable<int32_t>();
+  auto labels = testing::damage<int32_t>(s.labels);
   for (int64_t v : s.train_nodes()) labels[static_cast<size_t>(v)] = -1;
   try {
     TrainingSeeds::of_store(s, shard(0, 1, 8));
