@@ -11,18 +11,18 @@
 #include <vector>
 
 #include "apps/cli/cli.h"
+#include "apps/cli/omp_waits.h"
+#include "apps/cli/process_settings.h"
 #include "apps/cli/torch_cli.h"
 #include "base/atomic_file.h"
 #include "base/parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
-#include "train/omp_waits.h"
 #include "train/open_data.h"
 #include "train/predict.h"
-#include "train/process_settings.h"
 
 int main(int argc, char** argv) {
-  dgcn::reexec_with_training_environment(argv);  // train/omp_waits.h
+  dgcn::cli::reexec_with_training_environment(argv);  // apps/cli/omp_waits.h
   CLI::App app{
       "dgcn-predict: predictions and embeddings of a trained GCN checkpoint by layer-wise full-neighbour "
       "inference (the same code as dgcn-train's evaluation), as .npy files numpy reads: PREFIX.node_ids.npy "
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
           spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", env.rank));
         if (env.rank == 0) dgcn::cli::check_output_file("--out", o.out + ".node_ids.npy");
         threads = dgcn::resolve_threads(threads, env.local_world_size);
-        dgcn::apply_process_settings({.threads = threads});
+        dgcn::cli::apply_process_settings({.threads = threads});
         o.device = dgcn::cli::device_for_rank(device, env);
         auto group =
             dgcn::ProcessGroup::create(env, {dgcn::cli::backend_flag(backend, o.device), launch.timeout});

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "apps/cli/cli.h"
+#include "apps/cli/omp_waits.h"
+#include "apps/cli/process_settings.h"
 #include "apps/cli/torch_cli.h"
 #include "base/atomic_file.h"
 #include "base/parallel.h"
@@ -24,8 +26,6 @@
 #include "distributed/process_group.h"
 #include "partition/partition_files.h"
 #include "train/checkpoint.h"
-#include "train/omp_waits.h"
-#include "train/process_settings.h"
 #include "train/train_job.h"
 #include "train/training_plot.h"
 
@@ -241,7 +241,7 @@ int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchO
     set_interrupt_note(job, args);
   }
   const int threads = dgcn::resolve_threads(a.threads, env.local_world_size);
-  dgcn::apply_process_settings(
+  dgcn::cli::apply_process_settings(
       {.threads = threads, .cpu_cache_bytes = static_cast<size_t>(a.cpu_cache_gb * (1 << 30))});
   dgcn::TrainOptions& o = job.train;
   o.compute_threads = threads;
@@ -273,7 +273,7 @@ int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchO
 }  // namespace
 
 int main(int argc, char** argv) {
-  dgcn::reexec_with_training_environment(argv);  // train/omp_waits.h
+  dgcn::cli::reexec_with_training_environment(argv);  // apps/cli/omp_waits.h
   AppOptions a;
   dgcn::TrainJobOptions job;
   dgcn::LaunchOptions launch;

@@ -4,7 +4,7 @@
 // rank of the caller's process group (train/gcn_run.h), writes the metrics
 // log and the plot on rank 0, and returns the summary dgcn-train prints.
 // Process-wide acts (threads, allocator) are the caller's
-// (train/process_settings.h); so is the process group.
+// (apps/cli/process_settings.h); so is the process group.
 //
 //   auto group = ProcessGroup::create(rank_env_from_process(), {});
 //   TrainJobResult r = run_train_job(options, *group);

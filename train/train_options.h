@@ -40,7 +40,7 @@ struct TrainOptions {
   c10::Device device = c10::Device(c10::DeviceType::CPU);
   uint64_t seed = 0;
   int compute_threads = 0;  // threads of our CPU kernels and loads (0: LibTorch's count); the caller sets
-                            // LibTorch's own (train/process_settings.h)
+                            // LibTorch's own (apps/cli/process_settings.h)
   int loader_workers = 1;   // sampling threads working ahead of the trainer
   int loader_queue = 4;     // batches sampled ahead
   // CPU: the first layer reads the store's rows, no per-batch gather

@@ -1,8 +1,8 @@
-// How a training process sets up its math libraries before anything else
-// runs: environment variables that LibTorch's OpenMP and MKL read when they
-// are loaded, before main, so the process sets them and re-executes itself
-// once (ranks started by the launcher inherit them). A variable the user
-// set is left alone.
+// How a training binary (dgcn-train, dgcn-predict) sets up its math
+// libraries before anything else runs; a main's act, so it lives beside the
+// mains, not in the library (a Python user keeps their own environment): environment variables that
+// LibTorch's OpenMP and MKL read when they are loaded, before main, so the process sets them and re-executes
+// itself once (ranks started by the launcher inherit them). A variable the user set is left alone.
 //
 // Note [Passive OpenMP waits]
 // LibTorch's OpenMP threads spin after each parallel region (libgomp's
@@ -22,7 +22,7 @@
 // give each output row to one thread and so never depended on it.
 #pragma once
 
-namespace dgcn {
+namespace dgcn::cli {
 
 // Call first thing in main with main's argv: sets OMP_WAIT_POLICY=PASSIVE
 // and MKL_CBWR=AUTO,STRICT where unset and re-executes once. Returns when
@@ -30,4 +30,4 @@ namespace dgcn {
 // re-execution failed (then training goes on with the libraries' defaults).
 void reexec_with_training_environment(char** argv);
 
-}  // namespace dgcn
+}  // namespace dgcn::cli

@@ -1,13 +1,13 @@
 // See Notes [Passive OpenMP waits] and [Results independent of the thread
 // count] in omp_waits.h.
-#include "train/omp_waits.h"
+#include "apps/cli/omp_waits.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <utility>
 
-namespace dgcn {
+namespace dgcn::cli {
 
 void reexec_with_training_environment(char** argv) {
   bool changed = false;
@@ -22,4 +22,4 @@ void reexec_with_training_environment(char** argv) {
   // execv returned: keep going with the defaults.
 }
 
-}  // namespace dgcn
+}  // namespace dgcn::cli
