@@ -4,6 +4,7 @@ from typing import Callable, Optional, Sequence
 import torch
 
 from . import _C
+from ._edge_ids import EdgeIds
 from .data import Partition, Store, _labels, _mask, from_pyg
 
 __all__ = ['NeighborLoader']
@@ -64,10 +65,11 @@ class NeighborLoader:
     :obj:`y` and every other node-level attribute of the input (a ``Data``'s
     ``train_mask``, ...; a store's ``train_mask`` / ``val_mask`` /
     ``test_mask``) sliced by :obj:`n_id`, graph-level attributes as they
-    are, and dgcn's :obj:`deg` (each node's degree in the full graph, for
-    :class:`dgcn.nn.GCNConv`'s unbiased normalization). Not provided:
-    :obj:`e_id` and edge-level attributes (the store keeps its own CSR
-    order of the edges).
+    are, :obj:`e_id` (each sampled edge's column of the input ``Data``'s
+    ``edge_index``, of a store its CSR position; see :obj:`edge_ids`) with
+    the ``Data``'s edge-level attributes (``edge_attr``, ...) sliced by it,
+    and dgcn's :obj:`deg` (each node's degree in the full graph, for
+    :class:`dgcn.nn.GCNConv`'s unbiased normalization).
 
     Each :func:`iter` is independent: two live iterators never share a
     stream (``zip(loader, loader)`` and nested loops work), each its own
@@ -122,6 +124,12 @@ class NeighborLoader:
             rows itself from the store (``conv(store.x, ..., n_id=n_id)``),
             as ``dgcn-train`` does on the CPU: less memory traffic.
             (default: :obj:`True`)
+        edge_ids (bool, optional): give batches :obj:`e_id`, found by a
+            binary search per sampled edge in its node's CSR row (torch ops
+            over the batch's edges: about 1 s per million edges on a busy
+            2-core machine, as much as sampling a products batch).
+            Default: for a ``Data`` (PyG's batches have it), not for a
+            store; a partition has none. (default: :obj:`None`)
 
     Epochs count from 0 and advance by one with every iteration;
     :meth:`set_epoch` sets the next one (as with ``DistributedSampler``).
@@ -156,6 +164,7 @@ class NeighborLoader:
         world_size: Optional[int] = None,
         prefetch: Optional[int] = None,
         gather_features: bool = True,
+        edge_ids: Optional[bool] = None,
         **kwargs,
     ):
         given = dict(input_time=input_time, subgraph_type=subgraph_type,
@@ -196,6 +205,7 @@ class NeighborLoader:
         # n_id into every batch; graph-level ones copied as they are.
         self._node_attrs = {}
         self._graph_attrs = {}
+        self._edge_attrs = {}  # name: (tensor, PyG's dimension of edges)
         if self.partition is not None:
             # Labels come with each batch, for its seeds (the part holds no
             # other node's).
@@ -217,6 +227,17 @@ class NeighborLoader:
             self._x = None if self.store.num_features > 0 else getattr(
                 data, 'x', None)
             self._split_attributes(data)
+        # e_id: CSR positions in a store, columns of a Data's edge_index;
+        # none for a part of a partitioned graph (its positions are local).
+        if edge_ids is None:
+            edge_ids = not isinstance(data, (Store, Partition))
+        if edge_ids and self.partition is not None:
+            raise NotImplementedError(
+                "NeighborLoader: edge_ids=True over a partition (a part's "
+                "CSR positions are its own); use edge_ids=False")
+        self._edge_ids = EdgeIds(
+            self.store, None if isinstance(data, Store) else
+            data) if edge_ids else None
         if not gather_features:
             self._x = None
         if isinstance(num_neighbors, (int, str)) or not all(
@@ -264,6 +285,8 @@ class NeighborLoader:
             value = data[key]
             if data.is_node_attr(key) and isinstance(value, torch.Tensor):
                 self._node_attrs[key] = value
+            elif data.is_edge_attr(key) and isinstance(value, torch.Tensor):
+                self._edge_attrs[key] = (value, data.__cat_dim__(key, value))
             elif not data.is_edge_attr(key):
                 self._graph_attrs[key] = value
 
@@ -400,6 +423,11 @@ class _Iterator:
             batch[key] = value[n_id.to(value.device)]
         for key, value in loader._graph_attrs.items():
             batch[key] = value
+        if loader._edge_ids is not None:
+            batch.e_id = loader._edge_ids(n_id, edge_index)
+            for key, (value, dim) in loader._edge_attrs.items():
+                batch[key] = value.index_select(dim,
+                                                batch.e_id.to(value.device))
         batch.input_id = loader._input_id(n_id[:batch_size])
         batch.deg = deg
         batch.batch_size = batch_size
