@@ -1,5 +1,6 @@
-// The one rule every binary (and the Python package) uses to open the data
-// a job names: a .gcn store, a partitioned graph's folder (from dgcn-prep
+// The one rule every binary uses to open the data a job names (the Python
+// package does not link train/: dgcn.data opens stores and partitions with
+// graph/ and partition/ directly): a .gcn store, a partitioned graph's folder (from dgcn-prep
 // partition), or, with no path, a synthetic preset generated in memory.
 //
 //   DataSource src{.path = "data/cora.gcn"};

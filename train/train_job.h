@@ -1,5 +1,6 @@
 // The front door of GCN training: one call from options to a result, used
-// by dgcn-train and by the Python package. It opens the data by the one rule
+// by dgcn-train (the Python package does not link train/; a Python user
+// writes their own loop over dgcn's ops and loader). It opens the data by the one rule
 // (train/open_data.h), records the run (train/run_config.h), trains on every
 // rank of the caller's process group (train/gcn_run.h), writes the metrics
 // log and the plot on rank 0, and returns the summary dgcn-train prints.

@@ -1,5 +1,5 @@
-// The owner round trip (Note [Asking the owners]) and the collectives'
-// all-gather, with ranks as threads (tests/in_process_collectives.h).
+// The owner round trip (Note [Asking the owners]), with ranks as threads
+// (tests/in_process_collectives.h).
 #include "partition/owner_exchange.h"
 
 #include <gtest/gtest.h>
@@ -10,39 +10,14 @@
 #include "fixtures.h"
 #include "in_process_collectives.h"
 #include "partition/partition.h"
+#include "three_parts.h"
 
 namespace dgcn {
 namespace {
 
 using testing::InProcessGroup;
 using testing::run_ranks;
-
-// The 30-node cycle cut into 3 parts by v % 3, and each rank's map.
-struct ThreeParts {
-  GraphStore whole = testing::make_store(testing::cycle_edges(30));
-  std::vector<GraphStore> parts;
-  std::vector<std::unique_ptr<PartMap>> maps;
-  ThreeParts() {
-    std::vector<int32_t> owner(30);
-    for (int v = 0; v < 30; ++v) owner[static_cast<size_t>(v)] = v % 3;
-    const Buffer owners = Buffer::from_vector(std::move(owner));
-    for (int r = 0; r < 3; ++r) parts.push_back(extract_part(whole, owners, r, 3, "{}", 1));
-    for (int r = 0; r < 3; ++r) maps.push_back(std::make_unique<PartMap>(parts[static_cast<size_t>(r)].part));
-  }
-};
-
-TEST(PartMap, OwnerAndRowAreThePartAndTheRankInIdOrder) {
-  ThreeParts p;
-  const PartMap& map = *p.maps[1];
-  EXPECT_EQ(map.parts(), 3);
-  EXPECT_EQ(map.num_nodes(), 30);
-  EXPECT_EQ(map.owner(14), 2);
-  EXPECT_EQ(map.row(14), 4);  // part 2 holds 2, 5, 8, 11, 14: row 4
-  EXPECT_TRUE(map.owns(2, 14));
-  EXPECT_FALSE(map.owns(1, 14));
-  EXPECT_FALSE(map.owns(0, 30)) << "out of range";
-  EXPECT_FALSE(map.owns(0, -1));
-}
+using testing::ThreeParts;
 
 TEST(OwnerGroups, GroupsByOwnerKeepingTheOrderWithinAnOwner) {
   ThreeParts p;
@@ -100,19 +75,6 @@ TEST(OwnerRoundTrip, AnswersComeBackFromEachOwnerInTheOrderAsked) {
     }
     EXPECT_EQ(group.exchanges(), 2) << "one all-to-all each way";
   }
-}
-
-TEST(Collectives, AllGatherGivesEveryRankEveryRanksValuesInRankOrder) {
-  InProcessGroup group(3);
-  run_ranks(3, [&](int rank) {
-    const std::vector<double> mine(static_cast<size_t>(rank), rank + 0.5);  // rank 0 sends none
-    const auto all = all_gather(group.at(rank), mine);
-    ASSERT_EQ(all.size(), 3u);
-    for (int q = 0; q < 3; ++q) EXPECT_EQ(all[static_cast<size_t>(q)], std::vector<double>(q, q + 0.5));
-    EXPECT_EQ(group.at(rank).sum({1.0, static_cast<double>(rank)}), (std::vector<double>{3.0, 3.0}));
-    EXPECT_EQ(all_gather_text(group.at(rank), rank == 1 ? "bad part" : ""),
-              (std::vector<std::string>{"", "bad part", ""}));
-  });
 }
 
 }  // namespace
