@@ -35,6 +35,11 @@ def _gcn_norm_fake(edge_index, num_nodes, deg=None, num_dst=None):
             torch.empty(nnz, dtype=torch.float32, device=cpu))
 
 
+@torch.library.register_fake('dgcn::gcn_norm_csc')
+def _gcn_norm_csc_fake(colptr, row, num_nodes, deg=None, num_dst=None):
+    return _gcn_norm_fake(row, num_nodes, deg, num_dst)
+
+
 def _spmm_setup(ctx, inputs, output):
     rowptr, col, value, x = inputs
     ctx.num_cols = x.size(0)

@@ -377,6 +377,21 @@ class NeighborLoader:
         return f'{self.__class__.__name__}()'
 
 
+def _block_edge_index(edge_index, colptr, num_nodes):
+    # The sampled block as PyG's EdgeIndex sorted by target, its CSC cache
+    # filled with the block's own pointer: dgcn's GCNConv normalizes it
+    # without sorting the edges again, once per batch (nn._NormCache), and
+    # PyG's layers take it as they take any edge_index.
+    from torch_geometric import EdgeIndex
+
+    from .nn import _NormCache
+    out = EdgeIndex(edge_index, sparse_size=(num_nodes, num_nodes),
+                    sort_order='col')
+    out._indptr = colptr
+    out._dgcn_norm = _NormCache()
+    return out
+
+
 class _Iterator:
     def __init__(self, loader: NeighborLoader, cpp_loader, epoch: int):
         self.loader = loader
@@ -409,7 +424,8 @@ class _Iterator:
             self._finish()
             raise StopIteration
         loader = self.loader
-        n_id, edge_index, x, deg, batch_size, nodes, edges, seed_y = out
+        n_id, ei, colptr, x, deg, batch_size, nodes, edges, seed_y = out
+        edge_index = _block_edge_index(ei, colptr, n_id.numel())
         if x is None and loader._x is not None:
             x = loader._x[n_id]
         batch = Data(x=x, edge_index=edge_index, n_id=n_id,

@@ -66,11 +66,82 @@ def trim_to_layer(
                          f"[0, {num_layers})")
     num_src = sum(num_sampled_nodes[:num_layers + 1 - layer])
     num_dst = sum(num_sampled_nodes[:num_layers - layer])
-    edge_index = edge_index.narrow(1, 0, sum(num_sampled_edges[:num_layers -
-                                                               layer]))
+    num_edges = sum(num_sampled_edges[:num_layers - layer])
+    colptr = _colptr(edge_index)
+    if colptr is not None and colptr.numel() > num_dst:
+        # A batch's EdgeIndex: the layer's edges are those into its first
+        # num_dst targets, a prefix of the CSC form, which comes along (and
+        # the batch's normalized matrix, shared by the layers: _NormCache).
+        from torch_geometric import EdgeIndex
+        trimmed = EdgeIndex(edge_index.as_tensor().narrow(1, 0, num_edges),
+                            sparse_size=(num_src, num_dst), sort_order='col')
+        trimmed._indptr = colptr.narrow(0, 0, num_dst + 1)
+        trimmed._dgcn_norm = getattr(edge_index, '_dgcn_norm', None)
+        edge_index = trimmed
+    else:
+        edge_index = edge_index.narrow(1, 0, num_edges)
     if deg is not None:
         deg = deg.narrow(0, 0, num_src)
     return edge_index, deg, num_src, num_dst
+
+
+def _colptr(edge_index) -> Optional[Tensor]:
+    r"""The CSC pointer of a PyG ``EdgeIndex`` sorted by target (a
+    :class:`~dgcn.loader.NeighborLoader` batch's carries its sampled block's),
+    else ``None``."""
+    if not getattr(edge_index, 'is_sorted_by_col', False):
+        return None
+    if edge_index.sparse_size()[1] is None:
+        return None
+    return edge_index.get_indptr()
+
+
+class _NormCache:
+    r"""A batch's normalized adjacency with the full-graph degrees
+    :obj:`deg`, shared by the layers of a forward pass (and the next ones on
+    the same batch): layer ``i``'s rows are a prefix of layer ``0``'s, with
+    the same entries (row ``r``'s values depend on ``deg`` and ``r``'s
+    neighbours only), so the matrix is normalized once per batch and copied
+    to the device once, not once per layer and call."""
+    def __init__(self):
+        self.key = None
+        self.rows = -1
+        self.adj = None
+        self.rowptr = None  # on the CPU: each prefix's entry count
+
+    def get(self, colptr, row, num_src, deg, rows, device):
+        key = (deg.untyped_storage().data_ptr(), deg.storage_offset(),
+               deg._version, device)
+        if key != self.key or rows > self.rows:
+            rowptr, col, value = torch.ops.dgcn.gcn_norm_csc(
+                colptr, row, num_src, deg, rows)
+            self.rowptr = rowptr
+            self.adj = (rowptr.to(device), col.to(device), value.to(device))
+            self.key, self.rows = key, rows
+        if rows == self.rows:
+            return self.adj
+        nnz = int(self.rowptr[rows])
+        rowptr, col, value = self.adj
+        return (rowptr.narrow(0, 0, rows + 1), col.narrow(0, 0, nnz),
+                value.narrow(0, 0, nnz))
+
+
+def _csc_norm(edge_index, num_src: int, deg: Optional[Tensor],
+              num_dst: Optional[int], device):
+    r"""gcn_norm of a batch's EdgeIndex from its CSC form (no sort), or
+    ``None`` for other edge indices. Only where the EdgeIndex's targets are
+    exactly the rows computed (then it equals gcn_norm of the COO edges,
+    which checks that every edge targets a computed row)."""
+    colptr = _colptr(edge_index)
+    rows = num_src if num_dst is None else num_dst
+    if colptr is None or edge_index.sparse_size()[1] != rows:
+        return None
+    row = edge_index.as_tensor()[0]
+    cache = getattr(edge_index, '_dgcn_norm', None)
+    if (deg is not None and cache is not None and deg.dim() == 1
+            and deg.numel() == num_src):  # (else the op raises, naming deg)
+        return cache.get(colptr, row, num_src, deg, rows, device)
+    return torch.ops.dgcn.gcn_norm_csc(colptr, row, num_src, deg, rows)
 
 
 def _edge_norm(edge_index: Tensor, edge_weight: Optional[Tensor],
@@ -306,7 +377,9 @@ class GCNConv(torch.nn.Module):
         if self.cached and self._cache_hit(key):
             adj = self._cached_adj
         elif default:
-            adj = gcn_norm(edge_index, num_src, deg, num_dst)
+            adj = _csc_norm(edge_index, num_src, deg, num_dst, x.device)
+            if adj is None:
+                adj = gcn_norm(edge_index, num_src, deg, num_dst)
         else:
             adj = _edge_norm(edge_index, edge_weight, num_src, self.improved,
                              self.add_self_loops, self.normalize)

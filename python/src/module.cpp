@@ -44,6 +44,7 @@
 #include "partition/collectives.h"
 #include "partition/part_loading.h"
 #include "partition/part_map.h"
+#include "sampling/block_edges.h"
 #include "sampling/loader.h"
 #include "sampling/partitioned_sampler.h"
 #include "sampling/seed_partition.h"
@@ -355,12 +356,14 @@ class Partition {
   at::Tensor train_;
 };
 
-using PyBatch = std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
+using PyBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
                            std::vector<int64_t>, std::vector<int64_t>, std::optional<at::Tensor>>;
 
 // The loader of sampling/loader.h over a Store or a Partition, whose batches
-// come out as tensors: (n_id, edge_index, x, deg, batch_size,
+// come out as tensors: (n_id, edge_index, colptr, x, deg, batch_size,
 // num_sampled_nodes, num_sampled_edges, seed_labels) with PyG's conventions
+// (colptr [num + 1]: the block's own indptr, edge_index's CSC pointer, so
+// that the layers need not sort the edges again)
 // (python/dgcn/loader.py); seed_labels (int32, the seeds' classes) only from
 // a partition, whose part holds no other node's label.
 class Loader {
@@ -418,7 +421,7 @@ class Loader {
 
   std::optional<PyBatch> next() {
     std::optional<LoadedBatch> batch;
-    at::Tensor n_id, edge_index, deg;
+    at::Tensor n_id, edge_index, colptr, deg;
     std::optional<at::Tensor> x, seed_labels;
     int64_t num_seeds = 0;
     std::vector<int64_t> nodes, edges;
@@ -430,24 +433,22 @@ class Loader {
       const int64_t num = static_cast<int64_t>(s.n_id.size());
       const Block& block = s.blocks.front();
       const int64_t m = block.num_edges();
-      // n_id [num] int64 | edge_index [2, m] int64 | deg [num] int32, in one
-      // pooled buffer (fresh memory costs a page fault per 4 KiB:
-      // sampling/batch_memory.h), viewed as 8-byte words.
-      const int64_t words = num + 2 * m + (num + 1) / 2;
+      // n_id [num] int64 | edge_index [2, m] int64 | colptr [num + 1] int64 |
+      // deg [num] int32, in one pooled buffer (fresh memory costs a page
+      // fault per 4 KiB: sampling/batch_memory.h), viewed as 8-byte words.
+      const int64_t words = num + 2 * m + (num + 1) + (num + 1) / 2;
       const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
       auto* base = reinterpret_cast<int64_t*>(memory.features.data());
       std::copy(s.n_id.begin(), s.n_id.end(), base);
       // edge_index: every sampled edge once (blocks[0] holds them all, rows in
       // n_id order, so the edges of hop h come h-th), row 0 the neighbour.
+      // colptr: its CSC pointer over the batch's nodes (sampling/block_edges.h).
       int64_t* src = base + num;
       int64_t* dst = src + m;
-      for (int64_t r = 0; r < block.num_dst; ++r) {
-        for (int64_t k = block.indptr[r]; k < block.indptr[r + 1]; ++k) {
-          src[k] = block.indices[k];
-          dst[k] = r;
-        }
-      }
-      auto* degree = reinterpret_cast<int32_t*>(dst + m);
+      int64_t* ptr = dst + m;
+      block_to_edge_index(block, num, {src, static_cast<size_t>(m)}, {dst, static_cast<size_t>(m)},
+                          {ptr, static_cast<size_t>(num + 1)});
+      auto* degree = reinterpret_cast<int32_t*>(ptr + num + 1);
       if (!s.degrees.empty()) {  // a partition's: fetched from the owners
         std::copy(s.degrees.begin(), s.degrees.end(), degree);
       } else {
@@ -456,6 +457,7 @@ class Loader {
       }
       n_id = leased(base, {num}, at::kLong, memory.lease);
       edge_index = leased(src, {2, m}, at::kLong, memory.lease);
+      colptr = leased(ptr, {num + 1}, at::kLong, memory.lease);
       deg = leased(degree, {num}, at::kInt, memory.lease);
       if (gather_features_) {
         x = leased(batch->features.data(), {num, store_->num_features}, at::kFloat, batch->lease);
@@ -470,7 +472,8 @@ class Loader {
       batch->lease.reset();
       loader_->recycle(std::move(*batch));
     }
-    return PyBatch{n_id, edge_index, x, deg, num_seeds, std::move(nodes), std::move(edges), seed_labels};
+    return PyBatch{n_id,      edge_index,       colptr,           x,          deg,
+                   num_seeds, std::move(nodes), std::move(edges), seed_labels};
   }
 
   py::dict stats() const {

@@ -6,6 +6,7 @@
 // ordinary operators.
 //
 //   rowptr, col, value = torch.ops.dgcn.gcn_norm(edge_index, num_nodes, deg, num_dst)
+//   rowptr, col, value = torch.ops.dgcn.gcn_norm_csc(colptr, row, num_nodes, deg, num_dst)
 //   out = torch.ops.dgcn.spmm(rowptr, col, value, x)      # Â · x
 //   dx = torch.ops.dgcn.spmm_transposed(rowptr, col, value, dy, num_cols)  # Âᵀ · dy
 //   y = torch.ops.dgcn.relu_dropout(x, p, training)       # dropout(relu(x)), fused
@@ -78,6 +79,49 @@ Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes, int64_t nu
   return block;
 }
 
+// The same block from a CSC form of the edges (PyG's EdgeIndex sorted by
+// target, as NeighborLoader batches carry it): `colptr` [>= num_dst + 1]
+// int64, whose entries colptr[i] .. colptr[i + 1] of `row` are the sources
+// of i's incoming edges. Only the first num_dst targets are read, so a
+// layer's rows are a prefix of the batch's; no sort, one pass.
+Block block_of_csc(const at::Tensor& colptr, const at::Tensor& row, int64_t num_nodes, int64_t num_dst) {
+  TORCH_CHECK_VALUE(num_nodes >= 0 && num_nodes <= std::numeric_limits<int32_t>::max(),
+                    "gcn_norm_csc: num_nodes = ", num_nodes, " is not in [0, 2^31)");
+  TORCH_CHECK_VALUE(num_dst >= 0 && num_dst <= num_nodes, "gcn_norm_csc: num_dst = ", num_dst,
+                    " is not in [0, num_nodes = ", num_nodes, "]");
+  TORCH_CHECK_VALUE(colptr.dim() == 1 && colptr.numel() >= num_dst + 1,
+                    "gcn_norm_csc: colptr must be 1-D with ", "at least num_dst + 1 = ", num_dst + 1,
+                    " entries (got ", colptr.sizes(), ")");
+  TORCH_CHECK_TYPE(colptr.scalar_type() == at::kLong, "gcn_norm_csc: colptr must be int64 (got ",
+                   colptr.scalar_type(), ")");
+  TORCH_CHECK_VALUE(row.dim() == 1, "gcn_norm_csc: row must be 1-D (got ", row.sizes(), ")");
+  TORCH_CHECK_TYPE(row.scalar_type() == at::kLong, "gcn_norm_csc: row must be int64 (got ", row.scalar_type(),
+                   ")");
+  const at::Tensor ptr = colptr.narrow(0, 0, num_dst + 1).to(at::kCPU).contiguous();
+  const int64_t* p = ptr.data_ptr<int64_t>();
+  TORCH_CHECK_VALUE(p[0] == 0 && p[num_dst] <= row.numel(),
+                    "gcn_norm_csc: colptr must run from 0 to at most ", "row.numel() = ", row.numel(),
+                    " (got ", p[0], " .. ", p[num_dst], ")");
+  const at::Tensor r = row.narrow(0, 0, p[num_dst]).to(at::kCPU).contiguous();
+  const int64_t* src = r.data_ptr<int64_t>();
+  Block block;
+  block.num_dst = num_dst;
+  block.num_src = num_nodes;
+  block.indptr.assign(static_cast<size_t>(num_dst) + 1, 0);
+  block.indices.reserve(static_cast<size_t>(p[num_dst]));
+  for (int64_t i = 0; i < num_dst; ++i) {
+    TORCH_CHECK_VALUE(p[i + 1] >= p[i], "gcn_norm_csc: colptr must not decrease (colptr[", i + 1,
+                      "] = ", p[i + 1], " < ", p[i], ")");
+    for (int64_t k = p[i]; k < p[i + 1]; ++k) {
+      TORCH_CHECK_INDEX(src[k] >= 0 && src[k] < num_nodes, "gcn_norm_csc: row[", k, "] = ", src[k],
+                        " is not a node id in [0, ", num_nodes, ")");
+      if (src[k] != i) block.indices.push_back(static_cast<int32_t>(src[k]));
+    }
+    block.indptr[i + 1] = static_cast<int64_t>(block.indices.size());
+  }
+  return block;
+}
+
 // Â of `edge_index` (models/gcn_norm.h, Note [GCN normalization of a sampled
 // block]) as (rowptr int64, col int32, value float32) on the CPU. Without
 // `deg`, every node's degree is its in-degree in edge_index: PyG's gcn_norm
@@ -85,10 +129,26 @@ Block block_of_edges(const at::Tensor& edge_index, int64_t num_nodes, int64_t nu
 // the full graph, e.g. a NeighborLoader batch's `deg`), sampled rows are
 // rescaled by d / k: dgcn's unbiased estimate of the full-graph layer.
 // `num_dst` rows (default: num_nodes) skip the nodes a layer only reads.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> normalized(const Block& block, int64_t num_nodes,
+                                                          const std::optional<at::Tensor>& deg);
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edge_index, int64_t num_nodes,
                                                            const std::optional<at::Tensor>& deg,
                                                            std::optional<int64_t> num_dst) {
-  const Block block = block_of_edges(edge_index, num_nodes, num_dst.value_or(num_nodes));
+  return normalized(block_of_edges(edge_index, num_nodes, num_dst.value_or(num_nodes)), num_nodes, deg);
+}
+
+// gcn_norm of the edges given as CSC (block_of_csc): the same result as
+// gcn_norm of the COO edges, without sorting them again.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_csc_op(const at::Tensor& colptr,
+                                                               const at::Tensor& row, int64_t num_nodes,
+                                                               const std::optional<at::Tensor>& deg,
+                                                               std::optional<int64_t> num_dst) {
+  return normalized(block_of_csc(colptr, row, num_nodes, num_dst.value_or(num_nodes)), num_nodes, deg);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> normalized(const Block& block, int64_t num_nodes,
+                                                          const std::optional<at::Tensor>& deg) {
   std::vector<int32_t> degree(static_cast<size_t>(num_nodes));
   if (deg.has_value() && deg->defined()) {
     TORCH_CHECK_VALUE(deg->dim() == 1 && deg->size(0) == num_nodes,
@@ -261,6 +321,10 @@ TORCH_LIBRARY(dgcn, m) {
   m.def(
       "gcn_norm(Tensor edge_index, int num_nodes, Tensor? deg=None, int? num_dst=None) -> (Tensor, Tensor, "
       "Tensor)");
+  m.def(
+      "gcn_norm_csc(Tensor colptr, Tensor row, int num_nodes, Tensor? deg=None, int? num_dst=None) -> "
+      "(Tensor, "
+      "Tensor, Tensor)");
   m.def("spmm(Tensor rowptr, Tensor col, Tensor value, Tensor x) -> Tensor");
   m.def("spmm_transposed(Tensor rowptr, Tensor col, Tensor value, Tensor dy, int num_cols) -> Tensor");
   m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor");
@@ -268,6 +332,7 @@ TORCH_LIBRARY(dgcn, m) {
 
 TORCH_LIBRARY_IMPL(dgcn, CPU, m) {
   m.impl("gcn_norm", &dgcn::gcn_norm_op);
+  m.impl("gcn_norm_csc", &dgcn::gcn_norm_csc_op);
   m.impl("spmm", &dgcn::spmm_op);
   m.impl("spmm_transposed", &dgcn::spmm_transposed_op);
   m.impl("relu_dropout", &dgcn::relu_dropout_op);
@@ -277,6 +342,7 @@ TORCH_LIBRARY_IMPL(dgcn, CPU, m) {
 // on x's device themselves; a build without CUDA raises naming the op.
 TORCH_LIBRARY_IMPL(dgcn, CUDA, m) {
   m.impl("gcn_norm", &dgcn::gcn_norm_op);
+  m.impl("gcn_norm_csc", &dgcn::gcn_norm_csc_op);
   m.impl("spmm", &dgcn::spmm_op);
   m.impl("spmm_transposed", &dgcn::spmm_transposed_op);
   m.impl("relu_dropout", &dgcn::relu_dropout_op);

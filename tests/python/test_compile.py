@@ -21,6 +21,12 @@ def test_opcheck_every_op():
     deg = torch.bincount(ei[1], minlength=n)
     for args in [(ei, n, None, None), (ei, n, deg, None)]:
         torch.library.opcheck(torch.ops.dgcn.gcn_norm.default, args)
+    order = torch.argsort(ei[1], stable=True)
+    colptr = torch.zeros(n + 1, dtype=torch.long)
+    colptr[1:] = torch.bincount(ei[1], minlength=n).cumsum(0)
+    for args in [(colptr, ei[0][order], n, None, None),
+                 (colptr, ei[0][order], n, deg, n // 2)]:
+        torch.library.opcheck(torch.ops.dgcn.gcn_norm_csc.default, args)
     rowptr, col, value = dgcn.nn.gcn_norm(ei, n)
     for grad in (False, True):
         torch.library.opcheck(

@@ -246,3 +246,65 @@ def test_layerwise_inference_is_the_full_graph_gcn(cora_store, cora_data):
         dgcn.nn.layerwise_inference(convs, cora_store.x[:5], cora_store)
     with pytest.raises(ValueError, match='is not a range of rows'):
         cora_store.adjacency_rows(5, cora_store.num_nodes + 1)
+
+
+def test_a_batch_hands_the_layers_its_block_in_csc(cora_store):
+    # The batch's edge_index is PyG's EdgeIndex sorted by target with the
+    # sampled block's pointer as its CSC cache (valid: PyG's own checks
+    # pass); GCNConv computes from it exactly what it computes from the COO
+    # tensor, trimmed or not, with or without deg, gradients included, and
+    # normalizes the batch once for all its layers.
+    from torch_geometric import EdgeIndex
+    loader = NeighborLoader(cora_store, num_neighbors=[5, 4, 3],
+                            batch_size=64, seed=5)
+    batch = next(iter(loader))
+    ei = batch.edge_index
+    assert isinstance(ei, EdgeIndex) and ei.is_sorted_by_col
+    assert ei._indptr is not None and ei._indptr.numel() == batch.num_nodes + 1
+    ei.validate()
+    want = torch.zeros(batch.num_nodes + 1, dtype=torch.long)
+    want[1:] = torch.bincount(ei.as_tensor()[1],
+                              minlength=batch.num_nodes).cumsum(0)
+    assert torch.equal(ei._indptr, want)
+    plain = ei.as_tensor().clone()
+    torch.manual_seed(5)
+    convs = [dgcn.nn.GCNConv(cora_store.num_features, 16),
+             dgcn.nn.GCNConv(16, 16), dgcn.nn.GCNConv(16, 7)]
+    for trim in (False, True):
+        for deg in (batch.deg, None):
+            xs = [batch.x.clone().requires_grad_(),
+                  batch.x.clone().requires_grad_()]
+            hs = list(xs)
+            for i, conv in enumerate(convs):
+                outs = []
+                for e, h in zip((ei, plain), hs):
+                    if trim:
+                        e, d, _, num_dst = dgcn.nn.trim_to_layer(
+                            i, batch.num_sampled_nodes,
+                            batch.num_sampled_edges, e, deg)
+                        outs.append(conv(h, e, deg=d, num_dst=num_dst))
+                    else:
+                        outs.append(conv(h, e, deg=deg))
+                assert torch.equal(outs[0], outs[1]), (i, trim, deg)
+                hs = [o.relu() for o in outs]
+                if i == 0 and trim and deg is not None:
+                    cached = ei._dgcn_norm.adj
+            hs[0].sum().backward()
+            hs[1].sum().backward()
+            assert torch.equal(xs[0].grad, xs[1].grad)
+    # The trimmed layers with deg took prefixes of one normalization.
+    assert ei._dgcn_norm.adj is cached
+
+
+def test_gcn_norm_csc_refuses_bad_pointers_and_ids():
+    op = torch.ops.dgcn.gcn_norm_csc
+    with pytest.raises(ValueError, match='colptr must run from 0'):
+        op(torch.tensor([0, 5]), torch.tensor([0, 1]), 3, None, 1)
+    with pytest.raises(ValueError, match='colptr must not decrease'):
+        op(torch.tensor([0, 2, 1]), torch.tensor([0, 1]), 3, None, 2)
+    with pytest.raises(IndexError, match=r'row\[1\] = 9'):
+        op(torch.tensor([0, 2]), torch.tensor([0, 9]), 3, None, 1)
+    with pytest.raises(ValueError, match='at least num_dst'):
+        op(torch.tensor([0, 2]), torch.tensor([0, 1]), 3, None, 2)
+    with pytest.raises(TypeError, match='row must be int64'):
+        op(torch.tensor([0, 2]), torch.tensor([0, 1]).int(), 3, None, 1)
