@@ -49,6 +49,7 @@ class EdgeIds:
         degree = self.rowptr[1:] - self.rowptr[:-1]
         top = int(degree.max()) if degree.numel() else 0
         self.steps = max(top, 1).bit_length()  # a search of a row: <= this
+        self.key: Optional[Tensor] = None  # with data: dst * n + src, sorted
         self.column = None if data is None else self._columns(store, data)
 
     def _columns(self, store, data) -> Tensor:
@@ -68,11 +69,22 @@ class EdgeIds:
         if not torch.equal(csr_key, key):
             raise RuntimeError("NeighborLoader: the store's edges are not "
                                "the data's edge_index (e_id cannot map)")
+        self.key = key  # a Data is in memory: its keys may be too
         return columns  # by position in the row-sorted self.col
 
     def __call__(self, n_id: Tensor, edge_index: Tensor) -> Tensor:
         src = n_id[edge_index[0]]
         dst = n_id[edge_index[1]]
+        if self.key is not None:
+            # One search over every edge's key: one C++ op, where the row
+            # search below is ~10 torch ops per step.
+            want = dst * (self.rowptr.numel() - 1) + src
+            at = torch.searchsorted(self.key, want).clamp(
+                max=max(self.key.numel() - 1, 0))
+            if not bool((self.key[at] == want).all()):
+                raise RuntimeError("NeighborLoader: a sampled edge is not "
+                                   "in the data's edge_index")
+            return self.column[at]
         lo, end = self.rowptr[dst], self.rowptr[dst + 1]
         hi = end.clone()
         last = max(self.col.numel() - 1, 0)
