@@ -139,18 +139,6 @@ void DdpGradSync::finish_backward() {
   ddp_->finish_backward();
 }
 
-void DdpGradSync::all_reduce_sum(std::vector<double>& values) {
-  values = group_.sum(std::move(values));
-}
-
-std::vector<std::vector<double>> DdpGradSync::all_gather(const std::vector<double>& values) {
-  return dgcn::all_gather(group_, values);
-}
-
-void DdpGradSync::barrier() {
-  group_.barrier();
-}
-
 GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const GcnRunOptions& run,
                         ProcessGroup& group, const GcnEpochCallback& on_epoch) {
   options.rank = group.rank();
@@ -188,7 +176,8 @@ GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const Gcn
   GcnRunSummary out;
   {
     DdpGradSync sync(group, ddp);
-    Trainer trainer(store, options, distributed ? &sync : nullptr, map ? &comm : nullptr);
+    Trainer trainer(store, options, distributed ? &sync : nullptr, distributed ? &group : nullptr,
+                    map ? &comm : nullptr);
     GcnEpochTask task(trainer, group, on_epoch);
     const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
     out.world_size = group.size();

@@ -27,7 +27,8 @@
 namespace dgcn {
 
 // The trainer's GradSync over a process group: gradients through the DDP
-// module (Note [DDP gradient sync]), metric sums and gathers through the group (partition/collectives.h).
+// module (Note [DDP gradient sync]); the trainer's other exchanges go
+// through the group itself (partition/collectives.h).
 class DdpGradSync final : public GradSync {
  public:
   // `group` must outlive this object.
@@ -37,9 +38,6 @@ class DdpGradSync final : public GradSync {
   // Collective (the DDP constructor broadcasts rank 0's weights). Once.
   void attach(torch::nn::Module& model) override;
   void finish_backward() override;
-  void all_reduce_sum(std::vector<double>& values) override;
-  std::vector<std::vector<double>> all_gather(const std::vector<double>& values) override;
-  void barrier() override;
 
   // The DDP module, after attach() (nullptr before).
   const DistributedDataParallel* ddp() const { return ddp_.get(); }

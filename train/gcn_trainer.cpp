@@ -40,9 +40,13 @@ struct Trainer::Impl {
   std::unique_ptr<Evaluator> evaluator;
 };
 
-Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
+Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, Collectives* ranks,
                  const PartitionedComm* partitioned)
-    : options_(std::move(options)), store_(store), sync_(sync), impl_(std::make_unique<Impl>()) {
+    : options_(std::move(options)),
+      store_(store),
+      sync_(sync),
+      ranks_(ranks),
+      impl_(std::make_unique<Impl>()) {
   const TrainOptions& o = options_;
   partitioned_ = partitioned;
   DGCN_CHECK(
@@ -125,12 +129,11 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync,
 Trainer::~Trainer() = default;
 
 std::vector<double> Trainer::sum_over_ranks(std::vector<double> values) {
-  if (sync_) sync_->all_reduce_sum(values);
-  return values;
+  return ranks_ ? ranks_->sum(std::move(values)) : values;
 }
 
 std::vector<std::vector<double>> Trainer::gather_over_ranks(const std::vector<double>& values) {
-  return sync_ ? sync_->all_gather(values) : std::vector<std::vector<double>>{values};
+  return ranks_ ? all_gather(*ranks_, values) : std::vector<std::vector<double>>{values};
 }
 
 std::vector<double> Trainer::mid_epoch_state() {
@@ -199,8 +202,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
       // Note [Unlabelled nodes]: the union mean over the labelled seeds of
       // every rank. DDP averages the ranks' gradients, so each rank's loss is
       // its sum scaled by world_size / (labelled seeds on all ranks).
-      std::vector<double> labelled{static_cast<double>(in.labelled)};
-      if (sync_) sync_->all_reduce_sum(labelled);
+      const std::vector<double> labelled = sum_over_ranks({static_cast<double>(in.labelled)});
       const at::Tensor sum = classification_loss_sum(store_.task, logits, in.y);
       loss = labelled[0] > 0 ? sum * (o.world_size / labelled[0]) : logits.sum() * 0.0;
       loss_value = in.labelled > 0 ? sum.item<double>() / static_cast<double>(in.labelled) : 0.0;
@@ -233,11 +235,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     r.other_s += seconds_since(t);
   }
   r.epoch_s = seconds_since(epoch_start);
-  if (sync_) {
-    std::vector<double> packed = sums.pack();
-    sync_->all_reduce_sum(packed);
-    sums = MetricSums::unpack(packed);
-  }
+  if (ranks_) sums = MetricSums::unpack(sum_over_ranks(sums.pack()));
   r.loss = sums.mean_loss();
   r.train_metric = sums.value(store_.task);
   if (impl_->producer) {
@@ -256,7 +254,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   improved_ = false;
   CurvePoint point{epoch + 1, r.loss, r.train_metric, 0, 0, false};
   if (o.eval_mode != EvalMode::kNone && ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs)) {
-    if (sync_) sync_->barrier();  // every rank has finished training the epoch
+    if (ranks_) ranks_->barrier();  // every rank has finished training the epoch
     const auto t = Clock::now();
     auto [valid, test] = evaluate();
     r.eval_s = seconds_since(t);
@@ -281,11 +279,11 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
 
 std::pair<double, double> Trainer::evaluate() {
   auto [v, t] = impl_->evaluator->evaluate(*model_);
-  if (sync_) {
+  if (ranks_) {
     std::vector<double> packed = v.pack();
     const std::vector<double> pt = t.pack();
     packed.insert(packed.end(), pt.begin(), pt.end());
-    sync_->all_reduce_sum(packed);
+    packed = sum_over_ranks(std::move(packed));
     v = MetricSums::unpack(std::span<const double>(packed).first(6));
     t = MetricSums::unpack(std::span<const double>(packed).subspan(6));
   }

@@ -66,6 +66,7 @@
 #include "graph/graph_store.h"
 #include "models/gcn.h"
 #include "models/metrics.h"
+#include "partition/collectives.h"
 #include "sampling/partitioned_sampler.h"
 #include "train/epoch_driver.h"
 #include "train/train_options.h"
@@ -73,8 +74,10 @@
 
 namespace dgcn {
 
-// Collectives the trainer needs from a distributed runtime (implemented in
-// distributed/). A single process passes none.
+// Gradient synchronization across ranks, and nothing else (as c10d's
+// Reducer): every other exchange of the trainer (metric sums, gathers,
+// barriers) goes through the ranks' Collectives (partition/collectives.h).
+// Implemented in train/gcn_run.h over distributed/; a single process passes none.
 class GradSync {
  public:
   virtual ~GradSync() = default;
@@ -84,12 +87,6 @@ class GradSync {
   // After loss.backward() of every batch, before the optimizer step: when it
   // returns, every gradient is the average over ranks.
   virtual void finish_backward() = 0;
-  // Elementwise sum across ranks, in place (metrics, timings).
-  virtual void all_reduce_sum(std::vector<double>& values) = 0;
-  // Every rank's `values`, in rank order.
-  virtual std::vector<std::vector<double>> all_gather(const std::vector<double>& values) = 0;
-  // Blocks until every rank has reached it (before each evaluation).
-  virtual void barrier() = 0;
 };
 
 struct EpochReport {
@@ -130,8 +127,11 @@ class Trainer {
   // A part of a partitioned graph needs `partitioned` (and options.rank /
   // world_size = its index / the part count); construction is then
   // collective (the ranks agree on the training nodes).
+  // Several ranks pass `sync` for the gradients and `ranks` (their process
+  // group) for every other exchange: metric sums, gathers, the barrier
+  // before evaluation; both outlive the trainer.
   Trainer(const GraphStore& store, TrainOptions options, GradSync* sync = nullptr,
-          const PartitionedComm* partitioned = nullptr);
+          Collectives* ranks = nullptr, const PartitionedComm* partitioned = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -179,6 +179,7 @@ class Trainer {
   TrainOptions options_;
   GraphStore store_;  // shares the caller's buffers (features replaced when normalized)
   GradSync* sync_;
+  Collectives* ranks_;  // nullptr: one process
   const PartitionedComm* partitioned_ = nullptr;
   bool improved_ = false;
   Gcn model_{nullptr};
