@@ -110,9 +110,7 @@ class ClassMapHandler : public nlohmann::json_sax<Json> {
       store.num_classes = classes_;
       store.labels = Buffer::from_vector(std::move(bits_));
     } else {
-      store.task = Task::kSingleLabel;
-      store.num_classes = num_classes_ > 0 ? num_classes_ : max_label_ + 1;
-      store.labels = Buffer::from_vector(std::move(single_));
+      set_single_labels(store, std::move(single_), num_classes_, path_);
     }
   }
 
@@ -142,12 +140,11 @@ class ClassMapHandler : public nlohmann::json_sax<Json> {
       return true;
     }
     set_mode(Mode::kSingle);
-    DGCN_CHECK(v >= 0 && v == std::floor(v) && v < 2147483647.0, "{}: node {}: class {} is not a class id",
-               path_, node_, text);
-    DGCN_CHECK(num_classes_ <= 0 || v < static_cast<double>(num_classes_),
-               "{}: node {}: class {} is not below num_classes {}", path_, node_, text, num_classes_);
+    DGCN_CHECK(v == std::floor(v) && v > -2147483648.0 && v < 2147483647.0,
+               "{}: node {}: class {} is not a class id", path_, node_, text);
+    const std::string problem = label_problem(static_cast<int64_t>(v), num_classes_);
+    DGCN_CHECK(problem.empty(), "{}: node {}: class {} is {}", path_, node_, text, problem);
     single_[node_] = static_cast<int32_t>(v);
-    max_label_ = std::max(max_label_, static_cast<int64_t>(v));
     return true;
   }
 
@@ -163,7 +160,6 @@ class ClassMapHandler : public nlohmann::json_sax<Json> {
   std::vector<uint8_t> row_;
   std::vector<uint8_t> bits_;
   std::vector<int32_t> single_;
-  int64_t max_label_ = -1;
 };
 
 std::vector<int64_t> role_ids(const Json& role, const char* key, const std::string& path, int64_t n) {

@@ -47,19 +47,12 @@ void read_labels(const NpzArchive& npz, int64_t n, int64_t num_classes, GraphSto
              array.header.shape_string(), n);
   std::vector<int64_t> values = to_int64(array, path + ": labels");
   std::vector<int32_t> labels(values.size());
-  int64_t max_label = -1;
   for (size_t v = 0; v < values.size(); ++v) {
-    DGCN_CHECK(values[v] >= -1 && values[v] < INT32_MAX, "{}: labels[{}] is {}, expected a class id or -1",
-               path, v, values[v]);
-    DGCN_CHECK(num_classes <= 0 || values[v] < num_classes, "{}: labels[{}] is {}, not below num_classes {}",
-               path, v, values[v], num_classes);
+    const std::string problem = label_problem(values[v], num_classes);
+    DGCN_CHECK(problem.empty(), "{}: labels[{}] is {}, {}", path, v, values[v], problem);
     labels[v] = static_cast<int32_t>(values[v]);
-    max_label = std::max(max_label, values[v]);
   }
-  store.task = Task::kSingleLabel;
-  store.num_classes = num_classes > 0 ? num_classes : max_label + 1;
-  DGCN_CHECK(store.num_classes >= 1, "{}: no node has a label", path);
-  store.labels = Buffer::from_vector(std::move(labels));
+  set_single_labels(store, std::move(labels), num_classes, path);
 }
 
 }  // namespace

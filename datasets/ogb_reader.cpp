@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <vector>
@@ -117,12 +116,11 @@ Buffer read_features(const std::string& path, int64_t n, int64_t f, int threads,
   return features;
 }
 
-// Labels as int32 (-1 for "nan"), and the largest label seen.
+// Labels as int32 (-1 for "nan"), by store_assembly.h's rule.
 std::vector<int32_t> read_labels(const std::string& path, int64_t n, int64_t num_classes, int threads,
-                                 size_t chunk, int64_t& max_label) {
+                                 size_t chunk) {
   check_plausible(path, n, 2, "num-node-list");
   std::vector<int32_t> labels(static_cast<size_t>(n));
-  std::atomic<int64_t> max_seen{-1};
   parse_rows(path, n, "num-node-list", threads, chunk, [&](int64_t row, int64_t line, std::string_view text) {
     DGCN_CHECK(text.find(',') == std::string_view::npos,
                "{}: line {}: {} has {} columns; only single-label (one column) label files are supported",
@@ -133,22 +131,16 @@ std::vector<int32_t> read_labels(const std::string& path, int64_t n, int64_t num
       double d = 0;
       DGCN_CHECK(parse_number(text, d), "{}: line {}: label {} is not a number", path, line,
                  quote_value(text));
-      DGCN_CHECK(std::isnan(d) || (d >= 0 && d < 2147483647.0 && d == std::floor(d)),
-                 "{}: line {}: label {} is not a class id (a non-negative integer, or nan for unlabelled)",
-                 path, line, quote_value(text));
+      DGCN_CHECK(
+          std::isnan(d) || (d >= -1 && d < 2147483647.0 && d == std::floor(d)),
+          "{}: line {}: label {} is not a class id (a non-negative integer, or nan or -1 for unlabelled)",
+          path, line, quote_value(text));
       label = std::isnan(d) ? -1 : static_cast<int64_t>(d);
-    } else {
-      DGCN_CHECK(label >= 0 && label < INT32_MAX,
-                 "{}: line {}: label {} is not a class id (a non-negative integer)", path, line, label);
     }
-    DGCN_CHECK(num_classes <= 0 || label < num_classes, "{}: line {}: label {} is not below num_classes {}",
-               path, line, label, num_classes);
+    const std::string problem = label_problem(label, num_classes);
+    DGCN_CHECK(problem.empty(), "{}: line {}: label {} is {}", path, line, label, problem);
     labels[row] = static_cast<int32_t>(label);
-    int64_t cur = max_seen.load(std::memory_order_relaxed);
-    while (label > cur && !max_seen.compare_exchange_weak(cur, label)) {
-    }
   });
-  max_label = max_seen.load();
   return labels;
 }
 
@@ -210,14 +202,9 @@ GraphStore read_ogb(const OgbOptions& options) {
     if (n > 0) store.features = read_features(feat, n, store.num_features, threads, options.chunk_bytes);
   }
   {
-    int64_t max_label = -1;
     std::string path = find_csv(raw, "node-label", true);
-    std::vector<int32_t> labels =
-        read_labels(path, n, options.num_classes, threads, options.chunk_bytes, max_label);
-    store.task = Task::kSingleLabel;
-    store.num_classes = options.num_classes > 0 ? options.num_classes : max_label + 1;
-    DGCN_CHECK(store.num_classes >= 1, "{}: no node has a label", path);
-    store.labels = Buffer::from_vector(std::move(labels));
+    std::vector<int32_t> labels = read_labels(path, n, options.num_classes, threads, options.chunk_bytes);
+    set_single_labels(store, std::move(labels), options.num_classes, path);
   }
   const fs::path split = find_split_folder(root);
   Splits splits{read_split(split, "train", n), read_split(split, "valid", n), read_split(split, "test", n)};

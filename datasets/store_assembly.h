@@ -24,4 +24,19 @@ nlohmann::json set_graph(GraphStore& store, int64_t num_nodes, std::vector<int64
 
 void set_splits(GraphStore& store, Splits&& splits);
 
+// Single-label classes, one rule for every reader (npz, OGB, GraphSAINT) and
+// the Python package's from_pyg: a node's label is a class id below
+// num_classes (when > 0) and 2^31 - 1, or -1 for an unlabelled node. Any
+// other negative value is refused rather than taken as unlabelled (in a
+// file, -2 is more likely damage than intent). label_problem says what is
+// wrong with `value` ("" for a label), for the reader to name where it is.
+std::string label_problem(int64_t value, int64_t num_classes);
+
+// store.task = kSingleLabel, store.labels = labels, store.num_classes =
+// num_classes when > 0, else the largest label + 1. Throws dgcn::Error
+// naming `what` and the node when a label breaks the rule, or when no node
+// has a label.
+void set_single_labels(GraphStore& store, std::vector<int32_t>&& labels, int64_t num_classes,
+                       const std::string& what);
+
 }  // namespace dgcn

@@ -148,17 +148,13 @@ class Store {
                         "; multi-label y is not supported)");
       const at::Tensor c = cpu_int64(*y, "from_pyg: y");
       std::vector<int32_t> labels(static_cast<size_t>(num_nodes));
-      int64_t max_class = -1;
-      for (int64_t v = 0; v < num_nodes; ++v) {
+      for (int64_t v = 0; v < num_nodes; ++v) {  // the readers' rule (datasets/store_assembly.h)
         const int64_t k = c.data_ptr<int64_t>()[v];
-        TORCH_CHECK_VALUE(k < std::numeric_limits<int32_t>::max(), "from_pyg: y[", v, "] = ", k,
-                          " is too large");
-        labels[v] = k < 0 ? -1 : static_cast<int32_t>(k);
-        max_class = std::max(max_class, k);
+        const std::string problem = label_problem(k, 0);
+        TORCH_CHECK_VALUE(problem.empty(), "from_pyg: y[", v, "] = ", k, " is ", problem);
+        labels[v] = static_cast<int32_t>(k);
       }
-      store.task = Task::kSingleLabel;
-      store.num_classes = max_class + 1;
-      store.labels = Buffer::from_vector(std::move(labels));
+      as_value_error([&] { set_single_labels(store, std::move(labels), 0, "from_pyg: y"); });
     }
     store.train = sorted_ids(train, "from_pyg: train");
     store.valid = sorted_ids(valid, "from_pyg: valid");

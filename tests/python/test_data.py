@@ -150,3 +150,20 @@ def test_read_ogb_reads_the_ogb_layout(tmp_path):
     _write_csv_gz(raw / 'num-node-list.csv.gz', ['5'])
     with pytest.raises(RuntimeError, match='node-feat'):
         dgcn.data.read_ogb(tmp_path, num_threads=1)
+
+
+def test_from_pyg_labels_follow_the_readers_rule():
+    # datasets/store_assembly.h: -1 is unlabelled, any other negative value
+    # is refused naming the node, and a y without a labelled node is too.
+    from torch_geometric.data import Data
+    ei = torch.tensor([[0, 1, 2], [1, 2, 0]])
+    store = dgcn.data.from_pyg(Data(edge_index=ei, y=torch.tensor([2, -1, 0]),
+                                    num_nodes=3))
+    assert store.num_classes == 3
+    assert store.labels.tolist() == [2, -1, 0]
+    with pytest.raises(ValueError, match=r'y\[1\] = -5 is not a class id'):
+        dgcn.data.from_pyg(Data(edge_index=ei, y=torch.tensor([2, -5, 0]),
+                                num_nodes=3))
+    with pytest.raises(ValueError, match='no node has a label'):
+        dgcn.data.from_pyg(Data(edge_index=ei, y=torch.full((3, ), -1),
+                                num_nodes=3))
