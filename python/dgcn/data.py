@@ -188,7 +188,8 @@ def from_pyg(data, num_threads: int = 0) -> Store:
     Edges ``edge_index[0] -> edge_index[1]`` become CSR rows of the targets
     (pass an undirected graph for a GCN: no edges are added); self-loops and
     repeated edges are dropped. :obj:`x` becomes float32 features, :obj:`y`
-    (one class per node, ``[N]`` or ``[N, 1]``; negative: unlabelled) the
+    (one class per node, ``[N]`` or ``[N, 1]``; ``-1``: unlabelled, other
+    negative values raise :class:`ValueError`, the readers' rule) the
     labels, the masks (or index tensors)
     ``train_mask``/``val_mask``/``test_mask`` the splits.
     The result is checked like a file (``GraphStore::validate``); save it with

@@ -113,7 +113,7 @@ class Store {
 
   // A store from a graph given as tensors (a PyG Data): edges src -> dst of
   // edge_index become CSR rows of the targets (no symmetrization; self-loops
-  // and duplicate edges dropped), y (int64 classes, < 0 unlabelled) a
+  // and duplicate edges dropped), y (int64 classes, -1 unlabelled) a
   // single-label task, the index tensors the splits. Checked like a file.
   static Store from_tensors(int64_t num_nodes, const at::Tensor& edge_index,
                             const std::optional<at::Tensor>& x, const std::optional<at::Tensor>& y,
