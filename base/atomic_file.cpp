@@ -147,15 +147,19 @@ extern "C" void remove_temps_and_die(int sig) {
   ::raise(sig);
 }
 
-// Makes a rename into `path`'s folder durable. A failure leaves the complete
-// file or folder in place, so it is not worth failing the whole write for.
-void sync_parent_folder(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
+// Makes the entries of folder `dir` durable. Best effort: a failure leaves
+// complete files in place, so it is not worth failing the whole write for.
+void sync_folder(const std::string& dir) {
   int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+// Makes a rename into `path`'s folder durable.
+void sync_parent_folder(const std::string& path) {
+  sync_folder(std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace
@@ -253,11 +257,7 @@ AtomicFolder::~AtomicFolder() {
 
 void AtomicFolder::commit() {
   test_pause_point("atomic-folder-commit");
-  int fd = ::open(temp_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {  // the entries of the files in it are durable before the name is
-    ::fsync(fd);
-    ::close(fd);
-  }
+  sync_folder(temp_);  // the entries of the files in it are durable before the name is
   if (::rename(temp_.c_str(), target_.c_str()) != 0) {
     const int err = errno;
     DGCN_CHECK(err != ENOTEMPTY && err != EEXIST, "cannot write {}: it is a folder that is not empty",

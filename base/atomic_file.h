@@ -80,8 +80,9 @@ class AtomicFolder {
 
 // Makes SIGINT and SIGTERM remove every AtomicFile's temporary and every
 // AtomicFolder's temporary folder before the process ends by the signal's
-// default action, so an interrupted run leaves no "*.tmp-*" files or folders. Call once, early in main (not
-// in a process that installs its own handlers, such as the launcher).
+// default action, so an interrupted run leaves no "*.tmp-*" files or
+// folders. Call once, early in main (not in a process that installs its own
+// handlers, such as the launcher).
 void remove_temporary_files_on_signals();
 
 // The line those signals print on stderr before the process ends, so a
