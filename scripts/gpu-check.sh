@@ -70,9 +70,9 @@ while [ $# -gt 0 ]; do
 done
 if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then echo "gpu-check: --jobs '$jobs' is not a positive number" >&2; exit 2; fi
 [ -z "$deps" ] && [ -f shared/gpu-host-debs/env.sh ] && deps=shared/gpu-host-debs
+[ "$no_device" -eq 1 ] && mkdir -p "$build"
 if [ "$no_device" -eq 1 ] && [ -z "$deps" ]; then
   echo "gpu-check: no bundle given; making one in $build/bundle (scripts/gpu-pack-deps.sh)" >&2
-  mkdir -p "$build"
   scripts/gpu-pack-deps.sh "$build/bundle" >&2 || exit 1
   deps=$build/bundle
 fi
@@ -86,7 +86,6 @@ deps=${deps:+$(cd "$deps" && pwd)}
 if [ "$no_device" -eq 1 ] && [ "$in_view" -eq 0 ]; then
   command -v unshare >/dev/null || { echo "gpu-check: --no-device needs unshare (util-linux)" >&2; exit 2; }
   # The bundle's private prefix, inside the build folder (never /tmp's shared one).
-  mkdir -p "$build"
   DGCN_DEPS_PREFIX="$(cd "$build" && pwd)/deps-prefix"
   export DGCN_DEPS_PREFIX
   exec unshare -m scripts/gpu-host-view.sh "$0" --no-device --in-host-view --deps "$deps" --jobs "$jobs" \
@@ -119,7 +118,7 @@ steps_tsv=$log_dir/steps.tsv
 : >"$steps_tsv"
 failed=0
 bin=$build/bin
-products=$build/$preset.gcn
+store=$build/$preset.gcn  # the preset store the epochs train on
 batches=64
 mode=$([ "$no_device" -eq 1 ] && echo no-device || echo gpu)
 # Each step's limit on the GPU host (the table in --help and docs/building.md):
@@ -233,19 +232,23 @@ if [ -x "$bin/dgcn-train" ]; then
     done
     exit $status' ldd "$bin/dgcn-train" "$bin/dgcn-prep" "$bin/dgcn-spmm-bench" "$build/tests/bin/models_test"
 fi
-if [ -x "$bin/dgcn-prep" ] && [ ! -f "$products" ]; then
-  step prep "${limit[prep]}" "$bin/dgcn-prep" synthetic --preset "$preset" --seed 0 --out "$products"
+if [ -x "$bin/dgcn-prep" ] && [ ! -f "$store" ]; then
+  step prep "${limit[prep]}" "$bin/dgcn-prep" synthetic --preset "$preset" --seed 0 --out "$store"
 fi
-# The same first batches on both devices: equal work for the ratio and the
-# same function (dropout 0) for the loss comparison.
-epoch_flags=(--data "$products" --num-neighbors 15,10,5 --batch-size 1024 --hidden 128 --head linear --epochs 1
-  --eval none --dropout 0 --max-batches "$batches" --seed 0 --metrics-out)
-if [ "$no_device" -eq 0 ] && [ -x "$bin/dgcn-train" ] && [ -f "$products" ]; then
+# One products-style job for every training step; the epochs run the same
+# first batches on both devices: equal work for the ratio and the same
+# function (dropout 0) for the loss comparison.
+train_flags=(--data "$store" --num-neighbors 15,10,5 --batch-size 1024 --hidden 128 --head linear --epochs 1
+  --eval none --seed 0)
+epoch_flags=("${train_flags[@]}" --dropout 0 --max-batches "$batches" --metrics-out)
+can_train=0
+[ -x "$bin/dgcn-train" ] && [ -f "$store" ] && can_train=1
+if [ "$no_device" -eq 0 ] && [ "$can_train" -eq 1 ]; then
   step cuda-tests "${limit[cuda-tests]}" env DGCN_REQUIRE_GPU=1 ctest --test-dir "$build" --output-on-failure --no-tests=error -R 'Cuda'
   step spmm-bench "${limit[spmm-bench]}" "$bin/dgcn-spmm-bench" --device cuda --reps 20
   step epoch-cuda "${limit[epoch-cuda]}" "$bin/dgcn-train" --device cuda "${epoch_flags[@]}" "$log_dir/epoch-cuda.jsonl"
 fi
-if [ -x "$bin/dgcn-train" ] && [ -f "$products" ]; then
+if [ "$can_train" -eq 1 ]; then
   step epoch-cpu "${limit[epoch-cpu]}" "$bin/dgcn-train" --device cpu "${epoch_flags[@]}" "$log_dir/epoch-cpu.jsonl"
 fi
 if [ "$no_device" -eq 0 ] && [ -f "$log_dir/epoch-cuda.jsonl" ] && [ -f "$log_dir/epoch-cpu.jsonl" ]; then
@@ -258,10 +261,9 @@ rel = abs(cuda - cpu) / max(abs(cpu), 1e-12)
 print(json.dumps({"loss_cuda": cuda, "loss_cpu": cpu, "relative_difference": rel, "tolerance": tol}))
 sys.exit(0 if rel <= tol else 1)' "$log_dir/epoch-cuda.jsonl" "$log_dir/epoch-cpu.jsonl"
 fi
-if [ "$no_device" -eq 0 ] && [ -x "$bin/dgcn-train" ] && [ -f "$products" ]; then
-  step nccl "${limit[nccl]}" "$bin/dgcn-train" --device cuda --backend nccl --nproc-per-node 1 --data "$products" \
-    --num-neighbors 15,10,5 --batch-size 1024 --hidden 128 --head linear --epochs 1 --eval none \
-    --max-batches 16 --seed 0
+if [ "$no_device" -eq 0 ] && [ "$can_train" -eq 1 ]; then
+  step nccl "${limit[nccl]}" "$bin/dgcn-train" --device cuda --backend nccl --nproc-per-node 1 "${train_flags[@]}" \
+    --max-batches 16
 fi
 
 write_report
