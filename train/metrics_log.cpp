@@ -15,21 +15,34 @@
 namespace dgcn {
 namespace {
 
-// The lines of `path` a resumed run keeps: complete JSON lines up to the
-// first one of an epoch after `keep_through_epoch`.
-std::string kept_lines(const std::string& path, int64_t keep_through_epoch) {
+// Calls fn(line, json) for each line of `path` that is complete JSON, up to
+// the first that is not (a line without its newline was cut short) or until
+// fn returns false. The one reading of a --metrics-out file.
+template <class F>
+void for_each_json_line(const std::string& path, F&& fn) {
   std::ifstream in(path);
-  std::string kept, line;
+  std::string line;
   while (std::getline(in, line)) {
     if (in.eof()) break;  // no newline: a line cut short
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) break;
-    if (j.contains("epoch") && j["epoch"].is_number_integer() &&
-        j["epoch"].get<int64_t>() > keep_through_epoch)
-      break;
+    if (j.is_discarded() || !fn(line, j)) break;
+  }
+}
+
+bool is_epoch_line(const nlohmann::json& j) {
+  return j.contains("epoch") && j["epoch"].is_number_integer();
+}
+
+// The lines of `path` a resumed run keeps: complete JSON lines up to the
+// first one of an epoch after `keep_through_epoch`.
+std::string kept_lines(const std::string& path, int64_t keep_through_epoch) {
+  std::string kept;
+  for_each_json_line(path, [&](const std::string& line, const nlohmann::json& j) {
+    if (is_epoch_line(j) && j["epoch"].get<int64_t>() > keep_through_epoch) return false;
     kept += line;
     kept += '\n';
-  }
+    return true;
+  });
   return kept;
 }
 
@@ -54,13 +67,8 @@ MetricsLog::MetricsLog(std::string path, int64_t keep_through_epoch) : path_(std
 
 std::vector<CurvePoint> curve_of_metrics_file(const std::string& path, const std::string& metric) {
   std::vector<CurvePoint> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (in.eof()) break;  // no newline: a line cut short
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) break;
-    if (!j.contains("epoch") || !j["epoch"].is_number_integer()) continue;  // a record line
+  for_each_json_line(path, [&](const std::string&, const nlohmann::json& j) {
+    if (!is_epoch_line(j)) return true;  // a record line
     CurvePoint p;
     p.epoch = j["epoch"].get<int64_t>();
     p.loss = j.value("loss", 0.0);
@@ -71,7 +79,8 @@ std::vector<CurvePoint> curve_of_metrics_file(const std::string& path, const std
       p.test = j["test_" + metric].get<double>();
     }
     out.push_back(p);
-  }
+    return true;
+  });
   return out;
 }
 
