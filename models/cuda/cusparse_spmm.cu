@@ -91,7 +91,7 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
       cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),
                               mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg, &bytes);
   if (status == CUSPARSE_STATUS_NOT_SUPPORTED && alg != CUSPARSE_SPMM_ALG_DEFAULT) {
-    // Said once per context through deterministic(); the GPU check reports it.
+    // deterministic() tells the caller (the glue warns once).
     alg = CUSPARSE_SPMM_ALG_DEFAULT;
     deterministic_ = false;
     status = cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),

@@ -63,9 +63,14 @@ at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a) 
   at::Tensor y = at::empty({rows, f}, xc.options());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
   at::Tensor workspace;
-  context_for(x.device().index())
-      .spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(), f,
-            torch_workspace(workspace, x.device()));
+  CusparseSpmm& context = context_for(x.device().index());
+  context.spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(),
+               f, torch_workspace(workspace, x.device()));
+  if (!context.deterministic()) {
+    TORCH_WARN_ONCE(
+        "spmm (CUDA): cuSPARSE refused CUSPARSE_SPMM_CSR_ALG3 for these shapes and ran its default "
+        "algorithm, which is not documented as bit-reproducible: results may differ run to run");
+  }
   return y;
 }
 
