@@ -330,22 +330,24 @@ TORCH_LIBRARY(dgcn, m) {
   m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(dgcn, CPU, m) {
+namespace {
+// One set of kernels for the CPU and CUDA keys: they move what runs on the
+// CPU (the normalization) or on x's device themselves; a build without
+// CUDA raises naming the op.
+void impl_device_kernels(torch::Library& m) {
   m.impl("gcn_norm", &dgcn::gcn_norm_op);
   m.impl("gcn_norm_csc", &dgcn::gcn_norm_csc_op);
   m.impl("spmm", &dgcn::spmm_op);
   m.impl("spmm_transposed", &dgcn::spmm_transposed_op);
   m.impl("relu_dropout", &dgcn::relu_dropout_op);
 }
+}  // namespace
 
-// The same functions: they move what runs on the CPU (the normalization) or
-// on x's device themselves; a build without CUDA raises naming the op.
+TORCH_LIBRARY_IMPL(dgcn, CPU, m) {
+  impl_device_kernels(m);
+}
 TORCH_LIBRARY_IMPL(dgcn, CUDA, m) {
-  m.impl("gcn_norm", &dgcn::gcn_norm_op);
-  m.impl("gcn_norm_csc", &dgcn::gcn_norm_csc_op);
-  m.impl("spmm", &dgcn::spmm_op);
-  m.impl("spmm_transposed", &dgcn::spmm_transposed_op);
-  m.impl("relu_dropout", &dgcn::relu_dropout_op);
+  impl_device_kernels(m);
 }
 
 TORCH_LIBRARY_IMPL(dgcn, AutocastCPU, m) {
