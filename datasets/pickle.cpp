@@ -528,26 +528,21 @@ class Machine {
       const std::vector<Ref>& dims = tuple_items(s[0], "the array's shape");
       check(dims.size() <= 8, "an array of {} dimensions", dims.size());
       std::vector<int64_t> shape;
-      uint64_t count = 1;
       for (Ref d : dims) {
         check(values_[d].kind == Kind::kInt && values_[d].i >= 0, "a dimension is {}", describe(d));
-        const auto n = static_cast<uint64_t>(values_[d].i);
-        check(n == 0 || count <= std::numeric_limits<uint64_t>::max() / n,
-              "the shape's element count overflows");
-        count *= n;
         shape.push_back(values_[d].i);
       }
       check(values_[s[1]].kind == Kind::kDtype, "the array's dtype is {}", describe(s[1]));
       const std::string descr = values_[s[1]].text;
-      const uint64_t item = item_size(descr, shape);
+      const NpyHeader h = numeric_header(descr, shape);  // its byte size checked against overflow
       const Value& data = values_[s[3]];
       check(data.kind == Kind::kBytes || data.kind == Kind::kString,
             "the array's data is {} (object arrays are "
             "not supported)",
             describe(s[3]));
-      check(count <= std::numeric_limits<uint64_t>::max() / item && count * item == data.text.size(),
-            "the array's shape {} of {} ({} bytes each) does not match its {} data bytes", count, descr, item,
-            data.text.size());
+      check(h.data_bytes() == data.text.size(),
+            "the array's shape {} of {} ({} bytes each) does not match its {} data bytes", h.count(), descr,
+            h.itemsize, data.text.size());
       charge(data.text.size());
       Value& a = values_[target];
       a.shape = std::move(shape);
@@ -567,9 +562,9 @@ class Machine {
     fail("BUILD on {}", describe(target));
   }
 
-  // Bytes per element of a numeric numpy type code ("<f4", "|b1"), by the
-  // .npy reader's dtype rule (make_npy_header).
-  uint64_t item_size(const std::string& descr, const std::vector<int64_t>& shape) const {
+  // The header of a numeric array ("<f4", "|b1") of `shape`, by the .npy
+  // reader's dtype and size rule (make_npy_header).
+  NpyHeader numeric_header(const std::string& descr, const std::vector<int64_t>& shape) const {
     NpyHeader h;
     try {
       h = make_npy_header(descr, false, shape, "the array");
@@ -577,7 +572,7 @@ class Machine {
       fail("{}", e.what());
     }
     check(h.dtype != DType::kBytes, "dtype '{}' is not a numeric type", descr);
-    return h.itemsize;
+    return h;
   }
 
   std::span<const std::byte> bytes_;
