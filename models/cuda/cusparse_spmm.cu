@@ -85,7 +85,8 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
       transpose_a ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
   // The identity form asks for CSR_ALG3 (deterministic, Note [SpMM backward]);
   // the transpose form has no deterministic algorithm and takes the default.
-  cusparseSpMMAlg_t alg = transpose_a ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG3;
+  // Once refused, the default from then on: no failing query on every call.
+  cusparseSpMMAlg_t alg = transpose_a || !deterministic_ ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG3;
   size_t bytes = 0;
   cusparseStatus_t status =
       cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),

@@ -82,9 +82,9 @@ class CusparseSpmm {
   // and y row-major with leading dimensions ldx, ldy (in floats). y is
   // overwritten. The identity form uses CUSPARSE_SPMM_CSR_ALG3, the one CSR
   // algorithm cuSPARSE documents as bit-reproducible run to run (Note [SpMM
-  // backward]); where this cuSPARSE refuses it for the shapes given, the
-  // default algorithm runs instead and deterministic() turns false. The
-  // transpose form is never bit-reproducible (cuSPARSE sums with atomics).
+  // backward]); where this cuSPARSE refuses it, the default algorithm runs
+  // instead, for this and every later call, and deterministic() turns false.
+  // The transpose form is never bit-reproducible (cuSPARSE sums with atomics).
   void spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x, int64_t ldx, int64_t n,
             float* y, int64_t ldy, const WorkspaceFn& workspace);
 
@@ -93,7 +93,8 @@ class CusparseSpmm {
   void transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t_indptr, int32_t* t_indices,
                  float* t_values, const WorkspaceFn& workspace);
 
-  // False once an identity-form spmm had to fall back from CSR_ALG3.
+  // False once cuSPARSE refused CSR_ALG3 (then every identity-form call
+  // runs the default algorithm).
   bool deterministic() const { return deterministic_; }
 
  private:
