@@ -65,8 +65,9 @@ class ProcessGroup final : public Collectives {
   // environment uses an in-process store and opens no port. For NCCL, selects
   // cuda:LOCAL_RANK as this process's current device.
   static std::unique_ptr<ProcessGroup> create(const RankEnv& env, const ProcessGroupOptions& options);
-  ~ProcessGroup();  // without shutdown(): aborts the backend (no wait for peers); call shutdown() for a clean
-                    // end
+  // Without shutdown(): aborts the backend (no wait for peers); call
+  // shutdown() for a clean end.
+  ~ProcessGroup();
 
   int rank() const override;
   int size() const override;
