@@ -6,6 +6,7 @@ import torch
 from . import _C
 from ._edge_ids import EdgeIds
 from .data import Partition, Store, _labels, _mask, from_pyg
+from .nn import _csc_edge_index, _NormCache
 
 __all__ = ['NeighborLoader']
 
@@ -384,14 +385,8 @@ def _block_edge_index(edge_index, colptr, num_nodes):
     # filled with the block's own pointer: dgcn's GCNConv normalizes it
     # without sorting the edges again, once per batch (nn._NormCache), and
     # PyG's layers take it as they take any edge_index.
-    from torch_geometric import EdgeIndex
-
-    from .nn import _NormCache
-    out = EdgeIndex(edge_index, sparse_size=(num_nodes, num_nodes),
-                    sort_order='col')
-    out._indptr = colptr
-    out._dgcn_norm = _NormCache()
-    return out
+    return _csc_edge_index(edge_index, colptr, (num_nodes, num_nodes),
+                           _NormCache())
 
 
 class _Iterator:

@@ -72,17 +72,27 @@ def trim_to_layer(
         # A batch's EdgeIndex: the layer's edges are those into its first
         # num_dst targets, a prefix of the CSC form, which comes along (and
         # the batch's normalized matrix, shared by the layers: _NormCache).
-        from torch_geometric import EdgeIndex
-        trimmed = EdgeIndex(edge_index.as_tensor().narrow(1, 0, num_edges),
-                            sparse_size=(num_src, num_dst), sort_order='col')
-        trimmed._indptr = colptr.narrow(0, 0, num_dst + 1)
-        trimmed._dgcn_norm = getattr(edge_index, '_dgcn_norm', None)
-        edge_index = trimmed
+        edge_index = _csc_edge_index(
+            edge_index.as_tensor().narrow(1, 0, num_edges),
+            colptr.narrow(0, 0, num_dst + 1), (num_src, num_dst),
+            getattr(edge_index, '_dgcn_norm', None))
     else:
         edge_index = edge_index.narrow(1, 0, num_edges)
     if deg is not None:
         deg = deg.narrow(0, 0, num_src)
     return edge_index, deg, num_src, num_dst
+
+
+def _csc_edge_index(edge_index: Tensor, colptr: Tensor, sparse_size,
+                    norm: Optional['_NormCache']):
+    r"""PyG's ``EdgeIndex`` of edges sorted by target whose CSC pointer
+    :obj:`colptr` is known (so neither PyG nor :func:`_csc_norm` sorts them
+    again), carrying the batch's :class:`_NormCache` :obj:`norm`."""
+    from torch_geometric import EdgeIndex
+    out = EdgeIndex(edge_index, sparse_size=sparse_size, sort_order='col')
+    out._indptr = colptr
+    out._dgcn_norm = norm
+    return out
 
 
 def _colptr(edge_index) -> Optional[Tensor]:
