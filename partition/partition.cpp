@@ -24,10 +24,6 @@ namespace {
 // Separates the random split's stream from every other use of the seed.
 constexpr uint64_t kPartitionStream = 0x9a27171077ULL;
 
-int threads_or_default(int threads) {
-  return threads > 0 ? threads : default_num_threads();
-}
-
 #ifdef DGCN_HAVE_METIS
 // The symmetric adjacency without self-loops, as METIS wants it.
 struct MetisGraph {
@@ -164,7 +160,7 @@ std::vector<int32_t> assign_parts(const GraphStore& whole, const PartitionOption
              n);
   if (o.parts == 1) return std::vector<int32_t>(static_cast<size_t>(n), 0);
   std::vector<int32_t> owner = o.method == PartitionMethod::kMetis
-                                   ? metis_parts(whole, o.parts, o.seed, threads_or_default(o.threads))
+                                   ? metis_parts(whole, o.parts, o.seed, resolve_threads(o.threads))
                                    : random_parts(n, o.parts, o.seed);
   // METIS may leave a part empty on a graph too small or too disconnected
   // for the count asked; a rank with no nodes could not train.
@@ -195,7 +191,7 @@ PartitionQuality partition_quality(const GraphStore& whole, std::span<const int3
     q.entries[p] += ptr[v + 1] - ptr[v];
   }
   for (int64_t v : whole.train_nodes()) ++q.train_nodes[static_cast<size_t>(owner[static_cast<size_t>(v)])];
-  const int t = threads_or_default(threads);
+  const int t = resolve_threads(threads);
   std::vector<int64_t> cut(static_cast<size_t>(t), 0);
   whole.graph.visit_indices([&](auto indices) {
     parallel_for(n, t, [&](int64_t begin, int64_t end, int thread) {
@@ -245,7 +241,7 @@ Csr part_rows(const Csr& g, std::span<const Id> indices, std::span<const int64_t
 
 GraphStore extract_part(const GraphStore& whole, const Buffer& owner_buffer, int index, int count,
                         const std::string& metadata_json, int threads) {
-  const int t = threads_or_default(threads);
+  const int t = resolve_threads(threads);
   const auto owner = owner_buffer.as<int32_t>();
   const int64_t n = whole.num_nodes();
   DGCN_CHECK(static_cast<int64_t>(owner.size()) == n, "extract_part: {} owners for {} nodes", owner.size(),

@@ -206,7 +206,7 @@ void check_part(const GraphStore& part, const PartitionManifest& m, int index, c
 
 WritePartitionResult write_partition(const GraphStore& whole, const std::string& dir,
                                      const WritePartitionOptions& o) {
-  const int threads = o.partition.threads > 0 ? o.partition.threads : default_num_threads();
+  const int threads = resolve_threads(o.partition.threads);
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     DGCN_CHECK(fs::is_directory(dir, ec), "partition: --out {} exists and is not a folder", dir);

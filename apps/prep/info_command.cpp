@@ -86,7 +86,7 @@ void run_info(const InfoOptions& o) {
   if (o.components) {
     DGCN_CHECK(!store.part.is_part(), "{}: --components needs the whole graph; this file is part {} of {}",
                o.file, store.part.index, store.part.count);
-    const Components c = connected_components(store.graph, o.threads > 0 ? o.threads : default_num_threads());
+    const Components c = connected_components(store.graph, resolve_threads(o.threads));
     j["components"] = {{"count", c.count}, {"largest", c.largest}};
   }
   std::printf("%s\n", j.dump().c_str());

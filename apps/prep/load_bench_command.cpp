@@ -123,7 +123,7 @@ void run_bench(BenchOptions o) {
                       {"file_bytes", h.file_size},
                       {"raw_bytes", h.raw_bytes()},
                       {"source_all_raw", h.all_raw()},
-                      {"threads", o.threads > 0 ? o.threads : default_num_threads()},
+                      {"threads", resolve_threads(o.threads)},
                       {"note",
                        "cold = no cache file yet (the page cache is not dropped); each mode runs in a "
                        "fresh process; rss_file is shared page cache, rss_anon is private memory"}};

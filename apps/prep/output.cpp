@@ -83,7 +83,7 @@ void note_interrupts_after_writing(const std::string& out) {
 void write_output(GraphStore store, const OutputOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   note_interrupts_while_writing(o.out);
-  const int threads = o.threads > 0 ? o.threads : default_num_threads();
+  const int threads = resolve_threads(o.threads);
   DGCN_CHECK(o.reorder == "none" || o.reorder == "rcm", "--reorder {}: expected none or rcm", o.reorder);
   spdlog::info("validating the store ({} nodes, {} CSR entries, {} features)", store.num_nodes(),
                store.num_edges(), store.num_features);

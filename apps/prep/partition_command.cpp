@@ -36,7 +36,7 @@ struct PartitionCommandOptions {
 void run_partition(const PartitionCommandOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   note_interrupts_while_writing(o.out);
-  const int threads = o.threads > 0 ? o.threads : default_num_threads();
+  const int threads = resolve_threads(o.threads);
   LoadOptions load;
   load.threads = threads;
   spdlog::info("loading {}", o.file);
