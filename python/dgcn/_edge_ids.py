@@ -37,22 +37,24 @@ class EdgeIds:
     def __init__(self, store, data=None):
         self.rowptr = store.rowptr.long()
         col = store.col.long()
+        degree = self.rowptr.diff()
         self.order: Optional[Tensor] = None
-        if not _rows_sorted(self.rowptr, col):
-            rows = torch.repeat_interleave(
-                torch.arange(store.num_nodes),
-                self.rowptr[1:] - self.rowptr[:-1])
+        is_sorted = _rows_sorted(self.rowptr, col)
+        # Each CSR position's row, for the sort and the data's keys (once).
+        rows = None if is_sorted and data is None else (
+            torch.repeat_interleave(torch.arange(store.num_nodes), degree))
+        if not is_sorted:
             self.order = torch.argsort(rows * store.num_nodes + col,
                                        stable=True)
             col = col[self.order]
         self.col = col
-        degree = self.rowptr[1:] - self.rowptr[:-1]
         top = int(degree.max()) if degree.numel() else 0
         self.steps = max(top, 1).bit_length()  # a search of a row: <= this
         self.key: Optional[Tensor] = None  # with data: dst * n + src, sorted
-        self.column = None if data is None else self._columns(store, data)
+        self.column = None if data is None else self._columns(
+            store, data, rows)
 
-    def _columns(self, store, data) -> Tensor:
+    def _columns(self, store, data, rows: Tensor) -> Tensor:
         # The data's column of every CSR position (from_pyg dropped loops
         # and repeats: of these, the first column).
         n = store.num_nodes
@@ -63,8 +65,6 @@ class EdgeIds:
         first = torch.ones_like(key, dtype=torch.bool)
         first[1:] = key[1:] != key[:-1]
         key, columns = key[first], keep[order[first]]
-        rows = torch.repeat_interleave(torch.arange(n),
-                                       self.rowptr[1:] - self.rowptr[:-1])
         csr_key = rows * n + self.col  # ascending: rows sorted above
         if not torch.equal(csr_key, key):
             raise RuntimeError("NeighborLoader: the store's edges are not "
