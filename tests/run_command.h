@@ -35,6 +35,14 @@ inline std::string python() {
   return p != nullptr && *p != '\0' ? p : "python3";
 }
 
+// The path of one of this build's programs (dgcn-prep, dgcn-train, ...):
+// in $DGCN_BIN_DIR, which ctest sets, else build/bin for a test binary run by
+// hand from the source folder.
+inline std::string binary(const std::string& name) {
+  const char* dir = std::getenv("DGCN_BIN_DIR");
+  return std::string(dir != nullptr ? dir : "build/bin") + "/" + name;
+}
+
 // torchrun of that environment, beside its python.
 inline std::string torchrun() {
   const std::filesystem::path py = python();

@@ -18,8 +18,7 @@ using testing::run_command;
 using testing::ScratchDir;
 
 std::string bin(const std::string& name) {
-  const char* dir = std::getenv("DGCN_BIN_DIR");
-  return std::string(dir ? dir : "build/bin") + "/" + name;
+  return testing::binary(name);
 }
 
 // Whether this build makes `name`: the torch binaries only in a torch build

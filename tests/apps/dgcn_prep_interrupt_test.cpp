@@ -32,8 +32,7 @@ namespace fs = std::filesystem;
 using testing::ScratchDir;
 
 std::string prep_bin() {
-  const char* bin_dir = std::getenv("DGCN_BIN_DIR");
-  return std::string(bin_dir != nullptr ? bin_dir : "build/bin") + "/dgcn-prep";
+  return testing::binary("dgcn-prep");
 }
 
 // Every path under `root` with its content ("<dir>" for folders): the state
