@@ -130,24 +130,6 @@ Block block_of_csc(const at::Tensor& colptr, const at::Tensor& row, int64_t num_
 // rescaled by d / k: dgcn's unbiased estimate of the full-graph layer.
 // `num_dst` rows (default: num_nodes) skip the nodes a layer only reads.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> normalized(const Block& block, int64_t num_nodes,
-                                                          const std::optional<at::Tensor>& deg);
-
-std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edge_index, int64_t num_nodes,
-                                                           const std::optional<at::Tensor>& deg,
-                                                           std::optional<int64_t> num_dst) {
-  return normalized(block_of_edges(edge_index, num_nodes, num_dst.value_or(num_nodes)), num_nodes, deg);
-}
-
-// gcn_norm of the edges given as CSC (block_of_csc): the same result as
-// gcn_norm of the COO edges, without sorting them again.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_csc_op(const at::Tensor& colptr,
-                                                               const at::Tensor& row, int64_t num_nodes,
-                                                               const std::optional<at::Tensor>& deg,
-                                                               std::optional<int64_t> num_dst) {
-  return normalized(block_of_csc(colptr, row, num_nodes, num_dst.value_or(num_nodes)), num_nodes, deg);
-}
-
-std::tuple<at::Tensor, at::Tensor, at::Tensor> normalized(const Block& block, int64_t num_nodes,
                                                           const std::optional<at::Tensor>& deg) {
   std::vector<int32_t> degree(static_cast<size_t>(num_nodes));
   if (deg.has_value() && deg->defined()) {
@@ -169,6 +151,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> normalized(const Block& block, in
   }
   CsrTensor a = block_adjacency(block, degree);
   return {a.indptr, a.indices, a.values};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_op(const at::Tensor& edge_index, int64_t num_nodes,
+                                                           const std::optional<at::Tensor>& deg,
+                                                           std::optional<int64_t> num_dst) {
+  return normalized(block_of_edges(edge_index, num_nodes, num_dst.value_or(num_nodes)), num_nodes, deg);
+}
+
+// gcn_norm of the edges given as CSC (block_of_csc): the same result as
+// gcn_norm of the COO edges, without sorting them again.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_csc_op(const at::Tensor& colptr,
+                                                               const at::Tensor& row, int64_t num_nodes,
+                                                               const std::optional<at::Tensor>& deg,
+                                                               std::optional<int64_t> num_dst) {
+  return normalized(block_of_csc(colptr, row, num_nodes, num_dst.value_or(num_nodes)), num_nodes, deg);
 }
 
 // What check_csr bounds: (the smallest step of rowptr, the smallest and
@@ -258,8 +255,7 @@ CsrTensor csr_on(const at::Tensor& rowptr, const at::Tensor& col, const at::Tens
   a.indices = col.contiguous();
   a.values = value.contiguous();
   if (a.device() != device) a = a.to(device);
-  a.check("spmm");
-  return a;
+  return a;  // (spmm and transpose run CsrTensor::check on it)
 }
 
 // Â · x for Â = (rowptr, col, value) with x.size(0) columns: the forward
