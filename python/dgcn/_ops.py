@@ -23,8 +23,7 @@ def _relu_dropout_fake(x, p, training):
     return torch.empty_like(x)
 
 
-@torch.library.register_fake('dgcn::gcn_norm')
-def _gcn_norm_fake(edge_index, num_nodes, deg=None, num_dst=None):
+def _normalized_csr_fake(num_nodes, num_dst):
     # The entry count depends on the edges' values (self-loops are dropped
     # and one added per row): a size the data decides.
     nnz = torch.library.get_ctx().new_dynamic_size()
@@ -35,9 +34,14 @@ def _gcn_norm_fake(edge_index, num_nodes, deg=None, num_dst=None):
             torch.empty(nnz, dtype=torch.float32, device=cpu))
 
 
+@torch.library.register_fake('dgcn::gcn_norm')
+def _gcn_norm_fake(edge_index, num_nodes, deg=None, num_dst=None):
+    return _normalized_csr_fake(num_nodes, num_dst)
+
+
 @torch.library.register_fake('dgcn::gcn_norm_csc')
 def _gcn_norm_csc_fake(colptr, row, num_nodes, deg=None, num_dst=None):
-    return _gcn_norm_fake(row, num_nodes, deg, num_dst)
+    return _normalized_csr_fake(num_nodes, num_dst)
 
 
 def _spmm_setup(ctx, inputs, output):
