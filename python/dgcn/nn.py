@@ -1,4 +1,5 @@
-"""GCN layers over dgcn's SpMM (``torch.ops.dgcn.spmm``, with autograd)."""
+"""GCN, GraphSAGE and GAT layers over dgcn's SpMM (``torch.ops.dgcn.spmm``,
+with autograd)."""
 import math
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -7,9 +8,9 @@ from torch import Tensor
 
 from . import _C
 
-__all__ = ['GCN', 'GCNConv', 'gcn_norm', 'layerwise_inference',
-           'load_checkpoint', 'relu_dropout', 'save_checkpoint',
-           'trim_to_layer']
+__all__ = ['GATConv', 'GCN', 'GCNConv', 'SAGEConv', 'gcn_norm',
+           'layerwise_inference', 'load_checkpoint', 'relu_dropout',
+           'save_checkpoint', 'trim_to_layer']
 
 
 def gcn_norm(edge_index: Tensor, num_nodes: int,
@@ -509,5 +510,8 @@ def layerwise_inference(
     return x
 
 
+# PyG's GraphSAGE and GAT layers over the same ops (_sage.py, _gat.py).
+from ._gat import GATConv  # noqa: E402
+from ._sage import SAGEConv  # noqa: E402
 # dgcn-train's model (checkpoint.py builds on the layers above).
 from .checkpoint import GCN, load_checkpoint, save_checkpoint  # noqa: E402

@@ -1,0 +1,199 @@
+"""dgcn.nn.GATConv against torch_geometric.nn.GATConv: PyG's signature and
+state_dict keys, weights loading both ways, and outputs and gradients (x
+and every parameter: weights, attention vectors, bias) equal to PyG's
+within 1e-5 relative, option by option, on the full Cora graph and on
+NeighborLoader batches."""
+import inspect
+
+import pytest
+import torch
+import torch_geometric.nn as pyg_nn
+
+import dgcn
+from test_sage_pyg import close, compare, graph, pair
+
+
+@pytest.mark.parametrize('options', [
+    {},
+    {'heads': 3},
+    {'heads': 3, 'concat': False},
+    {'heads': 2, 'negative_slope': 0.5},
+    {'add_self_loops': False},
+    {'heads': 2, 'bias': False},
+])
+def test_each_option_equals_pyg(options):
+    x, ei = graph()
+    ours, theirs = pair(dgcn.nn.GATConv, pyg_nn.GATConv, 6, 5, **options)
+    compare(ours, theirs, x, ei)
+
+
+def test_bipartite_equals_pyg():
+    x, ei = graph(n=40)
+    x_dst = torch.randn(25, 3)
+    ei = ei[:, ei[1] < 25]
+    ours, theirs = pair(dgcn.nn.GATConv, pyg_nn.GATConv, (6, 3), 5, heads=2)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    compare(ours, theirs, (x, x_dst), ei)
+    ours, theirs = pair(dgcn.nn.GATConv, pyg_nn.GATConv, 6, 5, heads=2)
+    compare(ours, theirs, (x, x[:25]), ei)
+
+
+def test_full_cora_equals_pyg(cora_data):
+    # The paper's first layer (8 heads of 8) and its output layer.
+    for args, options in (((8, ), {'heads': 8}),
+                          ((7, ), {'heads': 1, 'concat': False})):
+        ours, theirs = pair(dgcn.nn.GATConv, pyg_nn.GATConv,
+                            cora_data.num_features, *args, **options)
+        compare(ours, theirs, cora_data.x, cora_data.edge_index)
+
+
+def test_sampled_batches_equal_pyg(cora_store):
+    loader = dgcn.loader.NeighborLoader(cora_store, [10, 5], batch_size=173,
+                                        shuffle=True, seed=3)
+    ours, theirs = pair(dgcn.nn.GATConv, pyg_nn.GATConv,
+                        cora_store.num_features, 8, heads=4)
+    for i, batch in enumerate(loader):
+        compare(ours, theirs, batch.x, batch.edge_index)
+        compare(ours, theirs, batch.x, batch.edge_index.as_tensor())
+        if i == 2:
+            break
+
+
+def test_trimmed_layers_equal_untrimmed(cora_store):
+    loader = dgcn.loader.NeighborLoader(cora_store, [10, 5], batch_size=64)
+    batch = next(iter(loader))
+    convs = [dgcn.nn.GATConv(cora_store.num_features, 4, heads=2),
+             dgcn.nn.GATConv(8, 7)]
+    full = convs[1](convs[0](batch.x, batch.edge_index).relu(),
+                    batch.edge_index)[:64]
+    h = batch.x
+    for i, conv in enumerate(convs):
+        ei, _, num_src, num_dst = dgcn.nn.trim_to_layer(
+            i, batch.num_sampled_nodes, batch.num_sampled_edges,
+            batch.edge_index)
+        h = conv(h[:num_src], ei, num_dst=num_dst)
+        h = h.relu() if i == 0 else h
+    close(h, full)
+
+
+def test_attention_weights_equal_pygs():
+    # A graph without repeated edges: each (source, target) names one
+    # coefficient, whatever order the two layers list the edges in.
+    x, ei = graph(seed=5)
+    key = torch.unique(ei[1] * 100 + ei[0])
+    ei = torch.stack([key % 100, key // 100])
+    ours, theirs = pair(dgcn.nn.GATConv, pyg_nn.GATConv, 6, 5, heads=3)
+    out_a, (ei_a, alpha_a) = ours(x, ei, return_attention_weights=True)
+    out_b, (ei_b, alpha_b) = theirs(x, ei, return_attention_weights=True)
+    close(out_a, out_b)
+    order_a = torch.argsort(ei_a[1] * 100 + ei_a[0])
+    order_b = torch.argsort(ei_b[1] * 100 + ei_b[0])
+    assert torch.equal(ei_a[:, order_a], ei_b[:, order_b])
+    close(alpha_a[order_a], alpha_b[order_b])
+    sums = torch.zeros(x.size(0), 3).index_add_(0, ei_a[1], alpha_a)
+    close(sums, torch.ones_like(sums))
+
+
+def test_attention_dropout_acts_in_training_only():
+    x, ei = graph()
+    ours, theirs = pair(dgcn.nn.GATConv, pyg_nn.GATConv, 6, 5, heads=2,
+                        dropout=0.6)
+    ours.eval(), theirs.eval()
+    close(ours(x, ei), theirs(x, ei))
+    _, (_, want) = ours(x, ei, return_attention_weights=True)
+    ours.train()
+    torch.manual_seed(0)
+    _, (_, alpha) = ours(x, ei, return_attention_weights=True)
+    dropped = alpha == 0
+    assert 0.4 < dropped.float().mean().item() < 0.8  # about 60% of them
+    close(alpha[~dropped], want[~dropped] / 0.4)  # the rest scaled up
+
+
+def test_state_dict_loads_both_ways():
+    x, ei = graph(seed=4)
+    theirs = pyg_nn.GATConv(6, 5, heads=4)
+    ours = dgcn.nn.GATConv(6, 5, heads=4)
+    ours.load_state_dict(theirs.state_dict())  # PyG's -> ours
+    close(ours(x, ei), theirs(x, ei))
+    ours.reset_parameters()
+    theirs.load_state_dict(ours.state_dict())  # ours -> PyG's
+    close(ours(x, ei), theirs(x, ei))
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+
+
+def test_lazy_in_channels():
+    x, ei = graph()
+    ours = dgcn.nn.GATConv(-1, 5, heads=2)
+    theirs = pyg_nn.GATConv(-1, 5, heads=2)
+    out = ours(x, ei)
+    assert ours.lin.weight.shape == (10, 6) and out.shape == (40, 10)
+    theirs(x, ei)
+    theirs.load_state_dict(ours.state_dict())
+    close(ours(x, ei), theirs(x, ei))
+
+
+def test_signature_is_pygs():
+    ours = inspect.signature(dgcn.nn.GATConv.forward).parameters
+    theirs = inspect.signature(pyg_nn.GATConv.forward).parameters
+    assert list(ours)[:6] == list(theirs) == [
+        'self', 'x', 'edge_index', 'edge_attr', 'size',
+        'return_attention_weights']
+    assert ours['num_dst'].kind is inspect.Parameter.KEYWORD_ONLY
+    init_ours = list(inspect.signature(dgcn.nn.GATConv).parameters)
+    init_theirs = list(inspect.signature(pyg_nn.GATConv).parameters)
+    assert init_ours == init_theirs
+
+
+def test_unsupported_options_are_refused():
+    with pytest.raises(NotImplementedError, match='edge_dim=4'):
+        dgcn.nn.GATConv(6, 5, edge_dim=4)
+    with pytest.raises(NotImplementedError, match='residual'):
+        dgcn.nn.GATConv(6, 5, residual=True)
+    with pytest.raises(NotImplementedError, match="aggr='mean'"):
+        dgcn.nn.GATConv(6, 5, aggr='mean')
+    with pytest.raises(ValueError, match='heads'):
+        dgcn.nn.GATConv(6, 5, heads=0)
+    x, ei = graph()
+    conv = dgcn.nn.GATConv(6, 5)
+    with pytest.raises(NotImplementedError, match='edge_attr'):
+        conv(x, ei, torch.ones(ei.size(1), 3))
+    with pytest.raises(IndexError, match=r'edge_index\[0\] holds 40'):
+        conv(x, torch.cat([ei, torch.tensor([[40], [0]])], 1))
+    with pytest.raises(TypeError, match='float32'):
+        conv(x.double(), ei)
+
+
+class _GAT(torch.nn.Module):
+    def __init__(self, in_channels, hidden, out_channels, heads):
+        super().__init__()
+        self.conv1 = dgcn.nn.GATConv(in_channels, hidden, heads)
+        self.conv2 = dgcn.nn.GATConv(hidden * heads, out_channels)
+
+    def forward(self, x, edge_index):
+        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
+
+
+def test_compiled_model_trains_like_eager():
+    x, ei = graph(seed=3, features=8)
+    y = torch.randint(0, 3, (x.size(0), ))
+    torch.manual_seed(0)
+    eager = _GAT(8, 4, 3, heads=2)
+    compiled_model = _GAT(8, 4, 3, heads=2)
+    compiled_model.load_state_dict(eager.state_dict())
+    torch._dynamo.reset()
+    compiled = torch.compile(compiled_model)
+    losses = []
+    for model in (eager, compiled):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        run = []
+        for _ in range(5):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x, ei), y)
+            loss.backward()
+            opt.step()
+            run.append(loss.item())
+        losses.append(run)
+    want, got = losses
+    assert want[-1] < want[0]
+    for a, b in zip(got, want):
+        assert a == pytest.approx(b, rel=1e-5)
