@@ -5,6 +5,9 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "models/cpu/spmm_kernel.h"
 #ifdef DGCN_WITH_TORCH_CUDA
 #include "models/cuda/spmm_cuda.h"
@@ -136,31 +139,103 @@ CsrTensor CsrTensor::empty_transpose() const {
   return t;
 }
 
-void CsrTensor::check(const char* op) const {
-  TORCH_CHECK(indptr.defined() && indices.defined() && values.defined(), op,
-              ": the sparse matrix has undefined tensors");
-  TORCH_CHECK(num_rows >= 0 && num_cols >= 0, op, ": negative shape ", num_rows, " x ", num_cols);
-  TORCH_CHECK(indptr.dim() == 1 && indptr.numel() == num_rows + 1 && indptr.is_contiguous(), op,
-              ": indptr must be a contiguous 1-d tensor of num_rows + 1 = ", num_rows + 1, " entries (got ",
-              indptr.sizes(), ")");
-  TORCH_CHECK(indices.dim() == 1 && indices.is_contiguous() && values.dim() == 1 && values.is_contiguous() &&
-                  values.numel() == indices.numel(),
-              op, ": indices and values must be contiguous 1-d tensors of one length (got ", indices.sizes(),
-              ", ", values.sizes(), ")");
-  TORCH_CHECK(values.scalar_type() == at::kFloat, op, ": values must be float32 (got ", values.scalar_type(),
-              ")");
-  TORCH_CHECK(indptr.device() == values.device() && indices.device() == values.device(), op,
-              ": indptr, indices and values must be on one device (got ", indptr.device(), ", ",
-              indices.device(), ", ", values.device(), ")");
-  if (values.device().is_cpu()) {
-    TORCH_CHECK(indptr.scalar_type() == at::kLong, op, " (CPU): indptr must be int64 (got ",
-                indptr.scalar_type(), ")");
-    TORCH_CHECK(indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong, op,
-                " (CPU): indices must be int32 or int64 (got ", indices.scalar_type(), ")");
+void CsrTensor::check(const char* op, const CsrNames& names) const {
+  TORCH_CHECK_VALUE(indptr.defined() && indices.defined() && values.defined(), op,
+                    ": the sparse matrix has undefined tensors");
+  TORCH_CHECK_VALUE(num_rows >= 0 && num_cols >= 0, op, ": negative shape ", num_rows, " x ", num_cols, " (",
+                    names.indptr, " has ", indptr.numel(), " entries)");
+  TORCH_CHECK_VALUE(indptr.dim() == 1 && indptr.numel() == num_rows + 1 && indptr.is_contiguous(), op, ": ",
+                    names.indptr, " must be a contiguous 1-D tensor of num_rows + 1 = ", num_rows + 1,
+                    " entries (got ", indptr.sizes(), ")");
+  TORCH_CHECK_VALUE(indices.dim() == 1 && indices.is_contiguous(), op, ": ", names.indices,
+                    " must be a contiguous 1-D tensor (got ", indices.sizes(), ")");
+  TORCH_CHECK_VALUE(values.dim() == 1 && values.is_contiguous() && values.numel() == indices.numel(), op,
+                    ": ", names.values, " must be 1-D, one per ", names.indices, " entry (got ",
+                    values.sizes(), " for ", names.indices, " ", indices.sizes(), ")");
+  TORCH_CHECK_TYPE(values.scalar_type() == at::kFloat, op, ": ", names.values, " must be float32 (got ",
+                   values.scalar_type(), ")");
+  TORCH_CHECK_VALUE(indptr.device() == values.device() && indices.device() == values.device(), op, ": ",
+                    names.indptr, ", ", names.indices, " and ", names.values, " must be on one device (got ",
+                    indptr.device(), ", ", indices.device(), ", ", values.device(), ")");
+  // int32 ids on CUDA are what to() makes; an op's int64 arguments are converted by it.
+  const bool cuda = values.device().is_cuda();
+  TORCH_CHECK_TYPE(indptr.scalar_type() == at::kLong || (cuda && indptr.scalar_type() == at::kInt), op, ": ",
+                   names.indptr, " must be int64 (got ", indptr.scalar_type(), ")");
+  TORCH_CHECK_TYPE(indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong, op, ": ",
+                   names.indices, " must be int32 or int64 (got ", indices.scalar_type(), ")");
+  if (values.device().is_cpu()) {  // (elsewhere a read waits on the device: check_ids reads them)
     const int64_t* p = indptr.data_ptr<int64_t>();
-    TORCH_CHECK(p[0] == 0 && p[num_rows] == nnz(), op, " (CPU): indptr must run from 0 to nnz = ", nnz(),
-                " (got ", p[0], " .. ", p[num_rows], ")");
+    TORCH_CHECK_VALUE(p[0] == 0 && p[num_rows] == nnz(), op, ": ", names.indptr,
+                      " must run from 0 to nnz = ", nnz(), " (got ", p[0], " .. ", p[num_rows], ")");
   }
+}
+
+namespace {
+
+// What check_ids bounds: indptr's endpoints, its smallest step (0 if none is
+// negative), the smallest and largest index (0 and -1 when there is none).
+struct CsrExtremes {
+  int64_t first = 0, last = 0, worst_step = 0, low = 0, high = -1;
+};
+
+// One serial pass over each on the CPU (a few ms for a products batch, less
+// than torch's reductions cost in dispatch and threads).
+template <class Id>
+CsrExtremes csr_extremes_cpu(const CsrTensor& a) {
+  CsrExtremes e;
+  const int64_t* p = a.indptr.data_ptr<int64_t>();
+  e.first = p[0];
+  e.last = p[a.num_rows];
+  for (int64_t i = 1; i <= a.num_rows; ++i) e.worst_step = std::min(e.worst_step, p[i] - p[i - 1]);
+  const Id* c = a.indices.data_ptr<Id>();
+  const int64_t n = a.nnz();
+  Id low = n > 0 ? c[0] : 0, high = n > 0 ? c[0] : -1;
+  for (int64_t k = 0; k < n; ++k) {
+    low = std::min(low, c[k]);
+    high = std::max(high, c[k]);
+  }
+  e.low = low;
+  e.high = high;
+  return e;
+}
+
+// torch's reductions on the device, stacked into one small tensor and read
+// back once: each read waits for the device's queue to drain.
+CsrExtremes csr_extremes_device(const CsrTensor& a) {
+  const auto as_long = [](const at::Tensor& t) { return t.to(at::kLong).reshape({1}); };
+  std::vector<at::Tensor> parts = {as_long(a.indptr.select(0, 0)), as_long(a.indptr.select(0, a.num_rows))};
+  if (a.num_rows > 0) parts.push_back(as_long(a.indptr.diff().min()).clamp_max(0));
+  if (a.nnz() > 0) {
+    const auto [low, high] = at::aminmax(a.indices);
+    parts.push_back(as_long(low));
+    parts.push_back(as_long(high));
+  }
+  const at::Tensor host = at::cat(parts).to(at::kCPU);  // the one device-to-host read
+  const int64_t* v = host.data_ptr<int64_t>();
+  CsrExtremes e;
+  e.first = v[0];
+  e.last = v[1];
+  size_t k = 2;
+  if (a.num_rows > 0) e.worst_step = v[k++];
+  if (a.nnz() > 0) {
+    e.low = v[k];
+    e.high = v[k + 1];
+  }
+  return e;
+}
+
+}  // namespace
+
+void CsrTensor::check_ids(const char* op, const char* cols_are, const CsrNames& names) const {
+  const CsrExtremes e = !values.device().is_cpu()           ? csr_extremes_device(*this)
+                        : indices.scalar_type() == at::kInt ? csr_extremes_cpu<int32_t>(*this)
+                                                            : csr_extremes_cpu<int64_t>(*this);
+  TORCH_CHECK_VALUE(e.first == 0 && e.last == nnz(), op, ": ", names.indptr,
+                    " must run from 0 to nnz = ", nnz(), " (got ", e.first, " .. ", e.last, ")");
+  TORCH_CHECK_VALUE(e.worst_step >= 0, op, ": ", names.indptr, " must not decrease (a step of ", e.worst_step,
+                    ")");
+  TORCH_CHECK_INDEX(nnz() == 0 || (e.low >= 0 && e.high < num_cols), op, ": ", names.indices, " holds ",
+                    e.low < 0 ? e.low : e.high, ", not ", cols_are, " in [0, ", num_cols, ")");
 }
 
 at::Tensor spmm(const CsrTensor& a, const at::Tensor& x) {

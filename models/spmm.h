@@ -17,6 +17,13 @@
 
 namespace dgcn {
 
+// What CsrTensor's checks call its three tensors (an op's argument names).
+struct CsrNames {
+  const char* indptr = "indptr";
+  const char* indices = "indices";
+  const char* values = "values";
+};
+
 // A sparse matrix in CSR form held in tensors on one device.
 //   CPU:  indptr int64 [num_rows + 1], indices int32 or int64 [nnz]
 //   CUDA: indptr and indices int32 (cuSPARSE's transpose needs 32-bit ids;
@@ -39,10 +46,18 @@ struct CsrTensor {
   // [num_cols + 1], indices and values [nnz]) with its dtypes on its device,
   // uninitialized: what every backend's transpose fills.
   CsrTensor empty_transpose() const;
-  // Checks shapes, dtypes, one device and the endpoints of indptr (O(1):
-  // every id is trusted to be in range, as built by normalize_block);
-  // TORCH_CHECK naming `op`.
-  void check(const char* op) const;
+  // Checks shapes, dtypes, one device and, on the CPU, the endpoints of
+  // indptr (O(1): every id is trusted to be in range, as built by
+  // normalize_block). The errors are c10's typed ones, naming `op`, the
+  // tensor and the value seen: TypeError for a dtype, ValueError for a shape,
+  // a device or indptr's endpoints (Python's exceptions of those names).
+  void check(const char* op, const CsrNames& names = {}) const;
+  // For a matrix from outside (a Python op's arguments), after check():
+  // indptr runs from 0 to nnz without decreasing (ValueError) and every index
+  // is in [0, num_cols) (IndexError; `cols_are` says what a column is, e.g.
+  // "a row of x"). One pass over indptr and indices on their device, and on
+  // CUDA one device-to-host read of the few numbers it compares.
+  void check_ids(const char* op, const char* cols_are = "a column", const CsrNames& names = {}) const;
 };
 
 // y = a · x. x: float32 [a.num_cols x f] on a's device (rows may be strided,

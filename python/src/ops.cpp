@@ -168,94 +168,29 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_csc_op(const at::Tensor&
   return normalized(block_of_csc(colptr, row, num_nodes, num_dst.value_or(num_nodes)), num_nodes, deg);
 }
 
-// What check_csr bounds: (the smallest step of rowptr, the smallest and
-// largest col id). One serial pass over each on the CPU (a few ms for a
-// products batch, less than torch's reductions cost in dispatch and
-// threads), torch's reductions on other devices. Empty col: (.., 0, -1).
-template <class Id>
-std::tuple<int64_t, int64_t, int64_t> extremes_of(const at::Tensor& rowptr, const at::Tensor& col) {
-  const int64_t* p = rowptr.data_ptr<int64_t>();
-  int64_t worst = 0;
-  for (int64_t i = 1; i < rowptr.numel(); ++i) worst = std::min(worst, p[i] - p[i - 1]);
-  const Id* c = col.data_ptr<Id>();
-  Id low = col.numel() > 0 ? c[0] : 0, high = col.numel() > 0 ? c[0] : -1;
-  for (int64_t k = 0; k < col.numel(); ++k) {
-    low = std::min(low, c[k]);
-    high = std::max(high, c[k]);
-  }
-  return {worst, low, high};
-}
-
-std::tuple<int64_t, int64_t, int64_t> csr_extremes_cpu(const at::Tensor& rowptr, const at::Tensor& col) {
-  return col.scalar_type() == at::kInt ? extremes_of<int32_t>(rowptr, col)
-                                       : extremes_of<int64_t>(rowptr, col);
-}
-
-std::tuple<int64_t, int64_t, int64_t> csr_extremes(const at::Tensor& rowptr, const at::Tensor& col) {
-  int64_t worst = 0, low = 0, high = -1;
-  if (rowptr.numel() > 1) {
-    worst = std::min<int64_t>(0, rowptr.diff().min().item<int64_t>());
-  }
-  if (col.numel() > 0) {
-    const auto [lo, hi] = at::aminmax(col);
-    low = lo.item<int64_t>();
-    high = hi.item<int64_t>();
-  }
-  return {worst, low, high};
-}
-
-// Checks that (rowptr, col, value) is a CSR matrix with `num_cols` columns,
-// before any kernel reads through it: every id is an address. Typed errors
-// (IndexError / ValueError / TypeError in Python) name the argument and the
-// value seen. One pass over rowptr and col, on their device.
-void check_csr(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value, int64_t num_cols,
-               const char* cols_are) {
-  TORCH_CHECK_VALUE(rowptr.dim() == 1 && rowptr.numel() >= 1,
-                    "spmm: rowptr must be 1-D with num_rows + 1 entries (got ", rowptr.sizes(), ")");
-  TORCH_CHECK_TYPE(rowptr.scalar_type() == at::kLong, "spmm: rowptr must be int64 (got ",
-                   rowptr.scalar_type(), ")");
-  TORCH_CHECK_VALUE(col.dim() == 1, "spmm: col must be 1-D (got ", col.sizes(), ")");
-  TORCH_CHECK_TYPE(col.scalar_type() == at::kInt || col.scalar_type() == at::kLong,
-                   "spmm: col must be int32 or int64 (got ", col.scalar_type(), ")");
-  TORCH_CHECK_VALUE(value.dim() == 1 && value.numel() == col.numel(),
-                    "spmm: value must be 1-D, one per col entry (got ", value.sizes(), " for col ",
-                    col.sizes(), ")");
-  TORCH_CHECK_TYPE(value.scalar_type() == at::kFloat, "spmm: value must be float32 (got ",
-                   value.scalar_type(), ")");
-  TORCH_CHECK_VALUE(rowptr.device() == col.device() && col.device() == value.device(),
-                    "spmm: rowptr, col and value must be on one device (got ", rowptr.device(), ", ",
-                    col.device(), ", ", value.device(), ")");
-  const int64_t nnz = col.numel();
-  const int64_t first = rowptr[0].item<int64_t>();
-  const int64_t last = rowptr[-1].item<int64_t>();
-  TORCH_CHECK_VALUE(first == 0 && last == nnz, "spmm: rowptr must run from 0 to nnz = ", nnz, " (got ", first,
-                    " .. ", last, ")");
-  const auto [worst, low, high] =
-      rowptr.is_cpu() ? csr_extremes_cpu(rowptr.contiguous(), col.contiguous()) : csr_extremes(rowptr, col);
-  TORCH_CHECK_VALUE(worst >= 0, "spmm: rowptr must not decrease (a step of ", worst, ")");
-  if (nnz > 0) {
-    TORCH_CHECK_INDEX(low >= 0 && high < num_cols, "spmm: col holds ", low < 0 ? low : high, ", not ",
-                      cols_are, " in [0, ", num_cols, ")");
-  }
-}
-
 void check_dense(const at::Tensor& x, const char* name) {
   TORCH_CHECK_VALUE(x.dim() == 2, "spmm: ", name, " must be 2-D (got ", x.sizes(), ")");
   TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat, "spmm: ", name, " must be float32 (got ", x.scalar_type(),
                    ")");
 }
 
-// The checked CSR on `device` (a CPU matrix multiplies a CUDA x on x's device).
-CsrTensor csr_on(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value, int64_t num_cols,
-                 c10::Device device) {
+// (rowptr, col, value) as a CSR matrix with `num_cols` columns on `device`
+// (a CPU matrix multiplies a CUDA x on x's device; to() gives CUDA its int32
+// ids), checked before any kernel reads through it: every id is an address.
+// CsrTensor's checks raise typed errors (IndexError / ValueError / TypeError
+// in Python) naming the argument and the value seen.
+CsrTensor checked_csr(const char* op, const at::Tensor& rowptr, const at::Tensor& col,
+                      const at::Tensor& value, int64_t num_cols, const char* cols_are, c10::Device device) {
   CsrTensor a;
   a.num_rows = rowptr.numel() - 1;
   a.num_cols = num_cols;
   a.indptr = rowptr.contiguous();
   a.indices = col.contiguous();
   a.values = value.contiguous();
-  if (a.device() != device) a = a.to(device);
-  return a;  // (spmm and transpose run CsrTensor::check on it)
+  const CsrNames names{"rowptr", "col", "value"};
+  a.check(op, names);
+  a.check_ids(op, cols_are, names);
+  return a.to(device);
 }
 
 // Â · x for Â = (rowptr, col, value) with x.size(0) columns: the forward
@@ -264,8 +199,7 @@ CsrTensor csr_on(const at::Tensor& rowptr, const at::Tensor& col, const at::Tens
 at::Tensor spmm_op(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
                    const at::Tensor& x) {
   check_dense(x, "x");
-  check_csr(rowptr, col, value, x.size(0), "a row of x");
-  const CsrTensor a = csr_on(rowptr, col, value, x.size(0), x.device());
+  const CsrTensor a = checked_csr("spmm", rowptr, col, value, x.size(0), "a row of x", x.device());
   return spmm(a, x.stride(1) == 1 ? x : x.contiguous());
 }
 
@@ -277,8 +211,8 @@ at::Tensor spmm_transposed_op(const at::Tensor& rowptr, const at::Tensor& col, c
   TORCH_CHECK_VALUE(num_cols >= 0, "spmm_transposed: num_cols = ", num_cols, " is negative");
   TORCH_CHECK_VALUE(dy.size(0) == rowptr.numel() - 1, "spmm_transposed: dy has ", dy.size(0),
                     " rows for a matrix of ", rowptr.numel() - 1);
-  check_csr(rowptr, col, value, num_cols, "a column below num_cols");
-  const CsrTensor a = csr_on(rowptr, col, value, num_cols, dy.device());
+  const CsrTensor a =
+      checked_csr("spmm_transposed", rowptr, col, value, num_cols, "a column below num_cols", dy.device());
   return spmm(transpose(a), dy.contiguous());
 }
 

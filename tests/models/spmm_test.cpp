@@ -111,6 +111,47 @@ TEST(Spmm, ChecksNameTheOperationAndValues) {
   EXPECT_THROW(spmm(bad, torch::randn({5, 2})), c10::Error);
 }
 
+// The checks' error kinds are c10's typed ones (Python's IndexError,
+// ValueError, TypeError for the dgcn ops), naming the tensor as the caller
+// calls it and the value seen.
+TEST(Spmm, ChecksRaiseTypedErrorsNamingTheTensor) {
+  const CsrTensor a = random_csr(6, 5, 5);
+  ASSERT_GT(a.nnz(), 0);
+  EXPECT_NO_THROW(a.check("op"));
+  EXPECT_NO_THROW(a.check_ids("op"));
+  const CsrNames names{"rowptr", "col", "value"};
+  CsrTensor narrow = a;
+  narrow.num_cols = a.indices.max().item<int64_t>();  // the largest id is now out of range
+  try {
+    narrow.check_ids("op", "a row of x", names);
+    FAIL() << "expected an IndexError";
+  } catch (const c10::IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("op: col holds " + std::to_string(narrow.num_cols) +
+                                         ", not a row of x in [0, " + std::to_string(narrow.num_cols) + ")"),
+              std::string::npos)
+        << e.what();
+  }
+  CsrTensor decreasing = a;
+  decreasing.indptr = a.indptr.clone();
+  decreasing.indptr[1] = a.nnz() + 1;
+  EXPECT_THROW(decreasing.check_ids("op"), c10::ValueError);
+  CsrTensor doubles = a;
+  doubles.values = a.values.to(at::kDouble);
+  EXPECT_THROW(doubles.check("op"), c10::TypeError);
+  CsrTensor float_ids = a;
+  float_ids.indices = a.indices.to(at::kFloat);
+  EXPECT_THROW(float_ids.check("op"), c10::TypeError);
+  CsrTensor short_values = a;
+  short_values.values = a.values.narrow(0, 1, a.nnz() - 1);
+  try {
+    short_values.check("op", names);
+    FAIL() << "expected a ValueError";
+  } catch (const c10::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("op: value must be 1-D, one per col entry"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Loss sum(spmm(a, x) * r): its gradient is aᵀ r; check analytically and by
 // central finite differences on a few entries.
 TEST(Spmm, AutogradGradientMatchesFiniteDifferences) {
