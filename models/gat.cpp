@@ -1,0 +1,110 @@
+#include "models/gat.h"
+
+#include <ATen/ATen.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "models/batch_tensors.h"
+#include "models/dropout.h"
+#include "models/gat_adjacency.h"
+#include "models/gat_kernels.h"
+
+namespace dgcn {
+namespace {
+
+// PyG's glorot: uniform in ±sqrt(6 / (size(-2) + size(-1))).
+void glorot_(at::Tensor& t) {
+  const double a = std::sqrt(6.0 / static_cast<double>(t.size(-2) + t.size(-1)));
+  torch::NoGradGuard no_grad;
+  t.uniform_(-a, a);
+}
+
+CsrTensor empty_csr(int64_t rows, int64_t cols, int64_t nnz, bool pinned) {
+  const auto opts = at::TensorOptions().device(at::kCPU).pinned_memory(pinned);
+  CsrTensor a;
+  a.num_rows = rows;
+  a.num_cols = cols;
+  a.indptr = at::empty({rows + 1}, opts.dtype(at::kLong));
+  a.indices = at::empty({nnz}, opts.dtype(at::kInt));
+  a.values = at::empty({nnz}, opts.dtype(at::kFloat));
+  return a;
+}
+
+NormalizedCsrOut spans_of(CsrTensor& a) {
+  return {{a.indptr.data_ptr<int64_t>(), static_cast<size_t>(a.indptr.numel())},
+          {a.indices.data_ptr<int32_t>(), static_cast<size_t>(a.indices.numel())},
+          {a.values.data_ptr<float>(), static_cast<size_t>(a.values.numel())}};
+}
+
+}  // namespace
+
+GATConvImpl::GATConvImpl(const GatConvOptions& options) : options_(options) {
+  TORCH_CHECK(options.in_features > 0 && options.out_features > 0 && options.heads > 0,
+              "GATConv: in_features, out_features and heads must be positive (got ", options.in_features,
+              ", ", options.out_features, ", ", options.heads, ")");
+  TORCH_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "GATConv: dropout must be in [0, 1) (got ",
+              options.dropout, ")");
+  const int64_t h = options.heads;
+  const int64_t c = options.out_features;
+  lin = register_module("lin",
+                        torch::nn::Linear(torch::nn::LinearOptions(options.in_features, h * c).bias(false)));
+  att_src = register_parameter("att_src", torch::empty({1, h, c}));
+  att_dst = register_parameter("att_dst", torch::empty({1, h, c}));
+  if (options.bias) bias = register_parameter("bias", torch::empty({output_features()}));
+  reset_parameters();
+}
+
+void GATConvImpl::reset_parameters() {
+  glorot_(lin->weight);
+  glorot_(att_src);
+  glorot_(att_dst);
+  if (bias.defined()) {
+    torch::NoGradGuard no_grad;
+    bias.zero_();
+  }
+}
+
+at::Tensor GATConvImpl::transform(const at::Tensor& x) const {
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == options_.in_features, "GATConv: x must be [n x ",
+              options_.in_features, "] (got ", x.sizes(), ")");
+  return at::matmul(x, lin->weight.t()).view({x.size(0), options_.heads, options_.out_features});
+}
+
+at::Tensor GATConvImpl::attend(const CsrTensor& adj, const at::Tensor& h_src, const at::Tensor& h_dst) {
+  TORCH_CHECK(h_dst.size(0) == adj.num_rows, "GATConv: ", h_dst.size(0), " dst rows for an adjacency of ",
+              adj.num_rows, " x ", adj.num_cols);
+  const at::Tensor a_src = (h_src * att_src).sum(-1);
+  const at::Tensor a_dst = (h_dst * att_dst).sum(-1);
+  const at::Tensor e = gat_edge_scores(adj, a_src, a_dst, options_.negative_slope);
+  at::Tensor alpha = edge_softmax(adj, e);
+  if (keep_attention_) last_attention_ = alpha.detach();
+  alpha = dropout_features(alpha, options_.dropout, is_training());
+  at::Tensor out = gat_spmm(adj, alpha, h_src);
+  out = options_.concat ? out.reshape({adj.num_rows, options_.heads * options_.out_features}) : out.mean(1);
+  if (bias.defined()) out = out + bias;
+  return out;
+}
+
+at::Tensor GATConvImpl::forward(const CsrTensor& adj, const at::Tensor& x, const at::Tensor& x_dst) {
+  const at::Tensor h_src = transform(x);
+  if (x_dst.defined()) return attend(adj, h_src, transform(x_dst));
+  TORCH_CHECK(x.size(0) >= adj.num_rows, "GATConv: x has ", x.size(0), " rows, fewer than the ", adj.num_rows,
+              " dst nodes (the first rows of x)");
+  return attend(adj, h_src, h_src.narrow(0, 0, adj.num_rows));
+}
+
+CsrTensor gat_block_adjacency(const Block& block, bool pinned) {
+  CsrTensor a = empty_csr(block.num_dst, block.num_src, gat_block_nnz(block), pinned);
+  gat_block_structure(block, spans_of(a), intra_op_chunks());
+  return a;
+}
+
+CsrTensor gat_full_rows_adjacency(const Csr& graph, std::span<const int64_t> rows) {
+  CsrTensor a =
+      empty_csr(static_cast<int64_t>(rows.size()), graph.num_cols(), gat_full_rows_nnz(graph, rows), false);
+  gat_full_rows_structure(graph, rows, spans_of(a), intra_op_chunks());
+  return a;
+}
+
+}  // namespace dgcn
