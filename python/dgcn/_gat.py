@@ -39,18 +39,67 @@ def edge_softmax(score: Tensor, rowptr: Tensor, target: Tensor) -> Tensor:
     return ex / (total.index_select(0, target) + 1e-16)
 
 
-def weighted_spmm(rowptr: Tensor, col: Tensor, alpha: Tensor,
-                  h: Tensor, heads: int) -> Tensor:
+class _WeightedSpmm(torch.autograd.Function):
     r"""``out[i, k] = sum_e alpha[e, k] * h[col[e], k]`` over row ``i``'s
-    entries, for each head ``k`` (``h`` is ``[N, heads * C]``): one dgcn
-    SpMM per head, differentiable in :obj:`alpha` and :obj:`h`."""
-    width = h.size(1) // heads
-    outs = [
-        torch.ops.dgcn.spmm(rowptr, col, alpha[:, k].contiguous(),
-                            h.narrow(1, k * width, width))
-        for k in range(heads)
-    ]
-    return torch.stack(outs, 1)
+    entries, for each head ``k``. Forward: one dgcn SpMM per head. Backward:
+    the transposed pattern built once for all heads (not once per head, as
+    spmm's own gradient would), one SpMM per head into ``dh``, and the
+    gradient of each coefficient, ``<dout[i, k], h[col[e], k]>``, over
+    chunks of edges (their gathered rows stay in cache)."""
+    @staticmethod
+    def forward(ctx, rowptr, col, target, alpha, h, heads):
+        width = h.size(1) // heads
+        col32 = col.int()
+        out = torch.stack([
+            torch.ops.dgcn.spmm(rowptr, col32, alpha[:, k].contiguous(),
+                                h.narrow(1, k * width, width))
+            for k in range(heads)
+        ], 1)
+        ctx.save_for_backward(rowptr, col, target, alpha, h)
+        ctx.heads = heads
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dout):
+        rowptr, col, target, alpha, h = ctx.saved_tensors
+        heads = ctx.heads
+        width = h.size(1) // heads
+        dout = dout.contiguous()
+        dalpha = dh = None
+        if ctx.needs_input_grad[4]:
+            # (int32 keys: torch's stable sort of them is several times
+            # faster than of int64 ones)
+            perm = torch.argsort(col.int(), stable=True)
+            t_rowptr = torch.zeros(h.size(0) + 1, dtype=torch.long,
+                                   device=col.device)
+            t_rowptr[1:] = torch.bincount(col, minlength=h.size(0)).cumsum(0)
+            t_col = target.index_select(0, perm).int()
+            t_alpha = alpha.index_select(0, perm)
+            dh = torch.cat([
+                torch.ops.dgcn.spmm(t_rowptr, t_col,
+                                    t_alpha[:, k].contiguous(), dout[:, k])
+                for k in range(heads)
+            ], 1)
+        if ctx.needs_input_grad[3]:
+            d3 = dout.view(-1, heads, width)
+            h3 = h.view(-1, heads, width)
+            dalpha = alpha.new_empty(alpha.shape)
+            step = max(1, (1 << 22) // max(1, heads * width))
+            for begin in range(0, col.numel(), step):
+                end = min(begin + step, col.numel())
+                dalpha[begin:end] = torch.einsum(
+                    'ehc,ehc->eh', d3.index_select(0, target[begin:end]),
+                    h3.index_select(0, col[begin:end]))
+        return None, None, None, dalpha, dh, None
+
+
+def weighted_spmm(rowptr: Tensor, col: Tensor, target: Tensor,
+                  alpha: Tensor, h: Tensor, heads: int) -> Tensor:
+    r"""``[rows, heads, C]``: each head's coefficients :obj:`alpha`
+    ``[E, heads]`` times the rows of its features in :obj:`h`
+    ``[N, heads * C]``, differentiable in both."""
+    return _WeightedSpmm.apply(rowptr, col, target, alpha, h, heads)
 
 
 class GATConv(torch.nn.Module):
@@ -205,7 +254,7 @@ class GATConv(torch.nn.Module):
         alpha = F.leaky_relu(alpha, self.negative_slope)
         alpha = edge_softmax(alpha, rowptr, target)
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
-        out = weighted_spmm(rowptr, col.int(), alpha, h_src, H)
+        out = weighted_spmm(rowptr, col, target, alpha, h_src, H)
         out = out.reshape(rows, H * C) if self.concat else out.mean(1)
         if self.bias is not None:
             out = out + self.bias

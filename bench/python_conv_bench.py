@@ -1,0 +1,128 @@
+"""dgcn.nn.SAGEConv / GATConv against PyG's on the same batches.
+
+Samples ``--batches`` batches once with ``dgcn.loader.NeighborLoader``
+(``--num-neighbors``, ``--batch-size``) from ``--data`` (a ``.gcn`` store,
+e.g. ``dgcn-prep synthetic --preset products``), then times, batch by batch
+and alternately, one forward and backward pass of a ``len(fanouts)``-layer
+model of PyG's layers and of dgcn's with the same weights (ReLU between
+layers, no dropout, every layer over every sampled node as PyG's examples
+run them, a sum of the seeds' outputs as the loss). The loader's time is
+not counted. Prints one JSON object per model: the median milliseconds per
+batch of each, and PyG's over ours (above 1: ours faster).
+
+    python bench/python_conv_bench.py --data data/products.gcn --model gat
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch_geometric.nn as pyg_nn
+
+import dgcn
+
+
+def build(lib, model, widths, heads):
+    layers = []
+    for i, (a, b) in enumerate(zip(widths, widths[1:])):
+        last = i == len(widths) - 2
+        if model == 'sage':
+            layers.append(lib.SAGEConv(a, b))
+        else:  # hidden layers: heads concatenated; the last: one head
+            in_width = a if i == 0 else a * heads
+            layers.append(lib.GATConv(in_width, b, heads=1 if last else
+                                      heads))
+    return torch.nn.ModuleList(layers)
+
+
+def step(convs, batch):
+    h = batch.x
+    for i, conv in enumerate(convs):
+        h = conv(h, batch.edge_index)
+        if i < len(convs) - 1:
+            h = h.relu()
+    loss = h[:batch.batch_size].sum()
+    loss.backward()
+    return loss.item()
+
+
+def timed(convs, batch):
+    for p in convs.parameters():
+        p.grad = None
+    start = time.perf_counter()
+    loss = step(convs, batch)
+    return time.perf_counter() - start, loss
+
+
+def run(args, model, batches, num_features):
+    widths = [num_features] + [args.hidden] * (len(args.fanouts) - 1)
+    widths.append(args.classes)
+    torch.manual_seed(args.seed)
+    ours = build(dgcn.nn, model, widths, args.heads)
+    theirs = build(pyg_nn, model, widths, args.heads)
+    theirs.load_state_dict(ours.state_dict())
+    t_ours, t_pyg, worst = [], [], 0.0
+    for i, batch in enumerate(batches):
+        a, loss_a = timed(ours, batch)
+        b, loss_b = timed(theirs, batch)
+        worst = max(worst, abs(loss_a - loss_b) / max(abs(loss_b), 1e-30))
+        if i >= args.warmup:
+            t_ours.append(a)
+            t_pyg.append(b)
+    ms_ours = 1e3 * statistics.median(t_ours)
+    ms_pyg = 1e3 * statistics.median(t_pyg)
+    return {'model': model, 'layers': len(widths) - 1,
+            'hidden': args.hidden,
+            'heads': args.heads if model == 'gat' else None,
+            'batches_timed': len(t_ours),
+            'dgcn_ms_per_batch': round(ms_ours, 2),
+            'pyg_ms_per_batch': round(ms_pyg, 2),
+            'pyg_over_dgcn': round(ms_pyg / ms_ours, 3),
+            'loss_max_rel_diff': worst}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--data', default='data/products.gcn')
+    parser.add_argument('--model', choices=['sage', 'gat', 'both'],
+                        default='both')
+    parser.add_argument('--num-neighbors', default='15,10,5')
+    parser.add_argument('--batch-size', type=int, default=1024)
+    parser.add_argument('--hidden', type=int, default=64,
+                        help='features per layer (per head for GAT)')
+    parser.add_argument('--heads', type=int, default=4)
+    parser.add_argument('--classes', type=int, default=47)
+    parser.add_argument('--batches', type=int, default=8)
+    parser.add_argument('--warmup', type=int, default=2)
+    parser.add_argument('--threads', type=int, default=2)
+    parser.add_argument('--seed', type=int, default=0)
+    args = parser.parse_args()
+    args.fanouts = [int(k) for k in args.num_neighbors.split(',')]
+    if args.batches <= args.warmup:
+        parser.error('--batches must exceed --warmup')
+    torch.set_num_threads(args.threads)
+    store = dgcn.data.open_store(args.data)
+    loader = dgcn.loader.NeighborLoader(
+        store, num_neighbors=args.fanouts, batch_size=args.batch_size,
+        input_nodes=store.train_index, shuffle=True, seed=args.seed)
+    batches = []
+    for batch in loader:
+        batches.append(batch)
+        if len(batches) == args.batches:
+            break
+    models = ['sage', 'gat'] if args.model == 'both' else [args.model]
+    common = {'data': args.data, 'num_neighbors': args.fanouts,
+              'batch_size': args.batch_size, 'threads': args.threads,
+              'device': 'cpu', 'torch': torch.__version__,
+              'nodes_per_batch': statistics.mean(b.num_nodes for b in batches),
+              'edges_per_batch': statistics.mean(
+                  b.edge_index.size(1) for b in batches)}
+    for model in models:
+        print(json.dumps(dict(common, **run(args, model, batches,
+                                            store.num_features))),
+              flush=True)
+
+
+if __name__ == '__main__':
+    main()
