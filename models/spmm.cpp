@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "models/cpu/spmm_kernel.h"
@@ -28,35 +29,75 @@ cpu::CsrRef<Index> cpu_ref(const CsrTensor& a) {
 void check_x(const CsrTensor& a, const at::Tensor& x, int64_t x_rows, const char* op) {
   TORCH_CHECK(x.defined() && x.dim() == 2, op, ": x must be a 2-d tensor (got ", x.defined() ? x.dim() : -1,
               " dims)");
-  TORCH_CHECK(x.scalar_type() == at::kFloat, op, ": x must be float32 (got ", x.scalar_type(), ")");
+  TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16, op,
+              ": x must be float32 or bfloat16 (got ", x.scalar_type(), ")");
   TORCH_CHECK(x.size(0) == x_rows, op, ": x has ", x.size(0), " rows, the sparse matrix needs ", x_rows,
               " (a is ", a.num_rows, " x ", a.num_cols, ")");
   TORCH_CHECK(x.device() == a.device(), op, ": a and x must be on one device (got ", a.device(), ", ",
               x.device(), ")");
 }
 
-at::Tensor spmm_cpu(const CsrTensor& a, const at::Tensor& x_in) {
+at::ScalarType out_dtype_of(const at::Tensor& x, std::optional<at::ScalarType> out_dtype, const char* op) {
+  const at::ScalarType t = out_dtype.value_or(x.scalar_type());
+  TORCH_CHECK(t == at::kFloat || t == at::kBFloat16, op, ": out_dtype must be float32 or bfloat16 (got ", t,
+              ")");
+  return t;
+}
+
+// The kernel's element types: c10::BFloat16 is a uint16_t like cpu::Bf16.
+static_assert(sizeof(c10::BFloat16) == sizeof(cpu::Bf16) && alignof(c10::BFloat16) == alignof(cpu::Bf16));
+template <class T>
+const T* elements(const at::Tensor& t) {
+  if constexpr (std::is_same_v<T, float>) {
+    return t.data_ptr<float>();
+  } else {
+    return reinterpret_cast<const cpu::Bf16*>(t.data_ptr<c10::BFloat16>());
+  }
+}
+template <class T>
+T* mutable_elements(at::Tensor& t) {
+  return const_cast<T*>(elements<T>(t));
+}
+
+// Calls fn(x_type*, y_type*) with the kernel's element types of x and y.
+template <class Fn>
+void with_types(const at::Tensor& x, at::Tensor& y, Fn&& fn) {
+  const bool x_bf16 = x.scalar_type() == at::kBFloat16;
+  const bool y_bf16 = y.scalar_type() == at::kBFloat16;
+  if (x_bf16 && y_bf16) {
+    fn(elements<cpu::Bf16>(x), mutable_elements<cpu::Bf16>(y));
+  } else if (x_bf16) {
+    fn(elements<cpu::Bf16>(x), mutable_elements<float>(y));
+  } else if (y_bf16) {
+    fn(elements<float>(x), mutable_elements<cpu::Bf16>(y));
+  } else {
+    fn(elements<float>(x), mutable_elements<float>(y));
+  }
+}
+
+at::Tensor spmm_cpu(const CsrTensor& a, const at::Tensor& x_in, at::ScalarType out_dtype) {
   const at::Tensor x = x_in.stride(1) == 1 ? x_in : x_in.contiguous();
   const int64_t f = x.size(1);
-  at::Tensor y = at::empty({a.num_rows, f}, x.options());
+  at::Tensor y = at::empty({a.num_rows, f}, x.options().dtype(out_dtype));
   if (a.num_rows == 0 || f == 0) return y;
   const int64_t work = (a.nnz() + a.num_rows) * f;
   const int64_t parts = work < kSerialWork ? 1 : std::min<int64_t>(at::get_num_threads(), a.num_rows);
-  const float* xp = x.data_ptr<float>();
-  float* yp = y.data_ptr<float>();
   const int64_t ldx = x.stride(0);
-  auto run = [&](auto ref) {
-    const auto splits = cpu::balanced_row_splits(ref.indptr, ref.num_rows, parts);
-    // One part per thread; every row is summed by exactly one thread.
-    at::parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) cpu::spmm_rows(ref, xp, ldx, yp, f, f, splits[p], splits[p + 1]);
-    });
-  };
-  if (a.indices.scalar_type() == at::kInt) {
-    run(cpu_ref<int32_t>(a));
-  } else {
-    run(cpu_ref<int64_t>(a));
-  }
+  with_types(x, y, [&](const auto* xp, auto* yp) {
+    auto run = [&](auto ref) {
+      const auto splits = cpu::balanced_row_splits(ref.indptr, ref.num_rows, parts);
+      // One part per thread; every row is summed by exactly one thread.
+      at::parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p)
+          cpu::spmm_rows(ref, xp, ldx, yp, f, f, splits[p], splits[p + 1]);
+      });
+    };
+    if (a.indices.scalar_type() == at::kInt) {
+      run(cpu_ref<int32_t>(a));
+    } else {
+      run(cpu_ref<int64_t>(a));
+    }
+  });
   return y;
 }
 
@@ -85,19 +126,20 @@ CsrTensor transpose_cpu(const CsrTensor& a) {
 class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const CsrTensor& a,
-                            SpmmBackward mode) {
+                            SpmmBackward mode, std::optional<at::ScalarType> out_dtype) {
     ctx->saved_data["rows"] = a.num_rows;
     ctx->saved_data["cols"] = a.num_cols;
     ctx->saved_data["indptr"] = a.indptr;
     ctx->saved_data["indices"] = a.indices;
     ctx->saved_data["values"] = a.values;
     ctx->saved_data["mode"] = static_cast<int64_t>(mode);
-    return spmm(a, x);
+    ctx->saved_data["x_dtype"] = x.scalar_type();
+    return spmm(a, x, out_dtype);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     CsrTensor a;
     a.num_rows = ctx->saved_data["rows"].toInt();
     a.num_cols = ctx->saved_data["cols"].toInt();
@@ -105,9 +147,12 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
     a.indices = ctx->saved_data["indices"].toTensor();
     a.values = ctx->saved_data["values"].toTensor();
     const auto mode = static_cast<SpmmBackward>(ctx->saved_data["mode"].toInt());
+    const at::ScalarType x_dtype = ctx->saved_data["x_dtype"].toScalarType();
+    // dy may be float32 or bf16; the gradient takes x's dtype, summed in float32.
     const at::Tensor& dy = grads[0];
-    at::Tensor dx = mode == SpmmBackward::kTransposedCsr ? spmm(transpose(a), dy) : spmm_transpose_op(a, dy);
-    return {dx, at::Tensor(), at::Tensor()};
+    at::Tensor dx = mode == SpmmBackward::kTransposedCsr ? spmm(transpose(a), dy, x_dtype)
+                                                         : spmm_transpose_op(a, dy, x_dtype);
+    return {dx, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -238,17 +283,18 @@ void CsrTensor::check_ids(const char* op, const char* cols_are, const CsrNames& 
                     e.low < 0 ? e.low : e.high, ", not ", cols_are, " in [0, ", num_cols, ")");
 }
 
-at::Tensor spmm(const CsrTensor& a, const at::Tensor& x) {
+at::Tensor spmm(const CsrTensor& a, const at::Tensor& x, std::optional<at::ScalarType> out_dtype) {
   a.check("spmm");
   check_x(a, x, a.num_cols, "spmm");
+  const at::ScalarType y_dtype = out_dtype_of(x, out_dtype, "spmm");
   if (x.device().is_cuda()) {
 #ifdef DGCN_WITH_TORCH_CUDA
-    return cuda::spmm_cuda(a, x, /*transpose_a=*/false);
+    return cuda::spmm_cuda(a, x, /*transpose_a=*/false, y_dtype);
 #else
     no_cuda("spmm");
 #endif
   }
-  return spmm_cpu(a, x);
+  return spmm_cpu(a, x, y_dtype);
 }
 
 CsrTensor transpose(const CsrTensor& a) {
@@ -263,35 +309,44 @@ CsrTensor transpose(const CsrTensor& a) {
   return transpose_cpu(a);
 }
 
-at::Tensor spmm_transpose_op(const CsrTensor& a, const at::Tensor& x) {
+at::Tensor spmm_transpose_op(const CsrTensor& a, const at::Tensor& x,
+                             std::optional<at::ScalarType> out_dtype) {
   a.check("spmm_transpose_op");
   check_x(a, x, a.num_rows, "spmm_transpose_op");
+  const at::ScalarType y_dtype = out_dtype_of(x, out_dtype, "spmm_transpose_op");
   if (x.device().is_cuda()) {
 #ifdef DGCN_WITH_TORCH_CUDA
-    return cuda::spmm_cuda(a, x, /*transpose_a=*/true);
+    return cuda::spmm_cuda(a, x, /*transpose_a=*/true, y_dtype);
 #else
     no_cuda("spmm_transpose_op");
 #endif
   }
   const at::Tensor xc = x.stride(1) == 1 ? x : x.contiguous();
   const int64_t f = xc.size(1);
-  at::Tensor y = at::zeros({a.num_cols, f}, xc.options());
-  if (a.indices.scalar_type() == at::kInt) {
-    cpu::spmm_transpose_scatter(cpu_ref<int32_t>(a), xc.data_ptr<float>(), xc.stride(0), y.data_ptr<float>(),
-                                f, f);
+  // The scatter adds into y: float32 sums, rounded once at the end for bf16.
+  at::Tensor y = at::zeros({a.num_cols, f}, xc.options().dtype(at::kFloat));
+  auto scatter = [&](const auto* xp) {
+    if (a.indices.scalar_type() == at::kInt) {
+      cpu::spmm_transpose_scatter(cpu_ref<int32_t>(a), xp, xc.stride(0), y.data_ptr<float>(), f, f);
+    } else {
+      cpu::spmm_transpose_scatter(cpu_ref<int64_t>(a), xp, xc.stride(0), y.data_ptr<float>(), f, f);
+    }
+  };
+  if (xc.scalar_type() == at::kBFloat16) {
+    scatter(elements<cpu::Bf16>(xc));
   } else {
-    cpu::spmm_transpose_scatter(cpu_ref<int64_t>(a), xc.data_ptr<float>(), xc.stride(0), y.data_ptr<float>(),
-                                f, f);
+    scatter(elements<float>(xc));
   }
-  return y;
+  return y_dtype == at::kFloat ? y : y.to(y_dtype);
 }
 
 const char* spmm_backward_name(SpmmBackward mode) {
   return mode == SpmmBackward::kTransposedCsr ? "transposed-csr" : "transpose-op";
 }
 
-at::Tensor spmm_autograd(const CsrTensor& a, const at::Tensor& x, SpmmBackward backward) {
-  return SpmmFunction::apply(x, a, backward);
+at::Tensor spmm_autograd(const CsrTensor& a, const at::Tensor& x, SpmmBackward backward,
+                         std::optional<at::ScalarType> out_dtype) {
+  return SpmmFunction::apply(x, a, backward, out_dtype);
 }
 
 bool spmm_has_cuda() {

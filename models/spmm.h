@@ -11,8 +11,10 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace dgcn {
@@ -60,10 +62,21 @@ struct CsrTensor {
   void check_ids(const char* op, const char* cols_are = "a column", const CsrNames& names = {}) const;
 };
 
-// y = a · x. x: float32 [a.num_cols x f] on a's device (rows may be strided,
-// columns contiguous), y: float32 [a.num_rows x f]. No autograd.
+// y = a · x. x: float32 or bfloat16 [a.num_cols x f] on a's device (rows may
+// be strided, columns contiguous), y: [a.num_rows x f] in `out_dtype`
+// (float32 or bfloat16; default: x's dtype). No autograd.
 // Deterministic: each output row is summed in entry order by one thread.
-at::Tensor spmm(const CsrTensor& a, const at::Tensor& x);
+// bf16 (Note [bf16 SpMM] in cpu/spmm_kernel.h): a's values stay float32 and
+// every sum runs in float32 in the float32 kernel's order, so a bf16 y is the
+// float32 result on x's values, rounded once; a float32 out_dtype skips the
+// rounding (e.g. for a layer that adds a float32 bias next). On CUDA,
+// cuSPARSE needs a's values in x's dtype: bf16 x multiplies a bf16 copy of
+// them (Note [bf16 SpMM on CUDA] in cuda/cusparse_spmm.h).
+// The first layer's input gather (Note [Input gather] in batch_tensors.h) is
+// this call with a's columns renumbered to global ids and x the store's whole
+// feature matrix: bf16 store rows are read as they are, by id.
+at::Tensor spmm(const CsrTensor& a, const at::Tensor& x,
+                std::optional<at::ScalarType> out_dtype = std::nullopt);
 
 // The CSR of aᵀ (a.num_cols x a.num_rows), entries of each row in increasing
 // column order of a, on a's device.
@@ -82,14 +95,19 @@ enum class SpmmBackward { kTransposedCsr, kTransposeOp };
 const char* spmm_backward_name(SpmmBackward mode);  // "transposed-csr", "transpose-op"
 
 // y = aᵀ · x without building aᵀ (see the note; for the benchmark and for
-// SpmmBackward::kTransposeOp). CPU: a serial scatter.
-at::Tensor spmm_transpose_op(const CsrTensor& a, const at::Tensor& x);
+// SpmmBackward::kTransposeOp). CPU: a serial scatter, summed in float32.
+// dtypes as spmm's.
+at::Tensor spmm_transpose_op(const CsrTensor& a, const at::Tensor& x,
+                             std::optional<at::ScalarType> out_dtype = std::nullopt);
 
 // y = a · x recorded for autograd: x may require grad (a's values never do).
 // The backward pass computes aᵀ · dy with `backward` and skips it when x
 // does not require grad (e.g. the input features of the first layer).
+// dtypes as spmm's; the gradient has x's dtype whatever dy's is (a bf16 x
+// with a float32 y gets a bf16 gradient, summed in float32 from dy).
 at::Tensor spmm_autograd(const CsrTensor& a, const at::Tensor& x,
-                         SpmmBackward backward = SpmmBackward::kTransposedCsr);
+                         SpmmBackward backward = SpmmBackward::kTransposedCsr,
+                         std::optional<at::ScalarType> out_dtype = std::nullopt);
 
 // Whether spmm can run on CUDA tensors in this build (CUDA LibTorch + cuSPARSE glue).
 bool spmm_has_cuda();

@@ -18,8 +18,8 @@ class SpMatDescr {
     // cuSPARSE takes non-const pointers but does not write through them here.
     DGCN_CUSPARSE_CHECK(cusparseCreateCsr(&descr_, a.num_rows, a.num_cols, a.nnz,
                                           const_cast<int32_t*>(a.indptr), const_cast<int32_t*>(a.indices),
-                                          const_cast<float*>(a.values), CUSPARSE_INDEX_32I,
-                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+                                          const_cast<void*>(a.values), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_BASE_ZERO, a.value_type));
   }
   ~SpMatDescr() { cusparseDestroySpMat(descr_); }
   SpMatDescr(const SpMatDescr&) = delete;
@@ -32,8 +32,8 @@ class SpMatDescr {
 
 class DnMatDescr {
  public:
-  DnMatDescr(int64_t rows, int64_t cols, int64_t ld, const float* data) {
-    DGCN_CUSPARSE_CHECK(cusparseCreateDnMat(&descr_, rows, cols, ld, const_cast<float*>(data), CUDA_R_32F,
+  DnMatDescr(int64_t rows, int64_t cols, const DeviceDense& m) {
+    DGCN_CUSPARSE_CHECK(cusparseCreateDnMat(&descr_, rows, cols, m.ld, const_cast<void*>(m.data), m.type,
                                             CUSPARSE_ORDER_ROW));
   }
   ~DnMatDescr() { cusparseDestroyDnMat(descr_); }
@@ -44,6 +44,22 @@ class DnMatDescr {
  private:
   cusparseDnMatDescr_t descr_ = nullptr;
 };
+
+size_t element_bytes(cudaDataType type) {
+  return type == CUDA_R_16BF ? 2 : 4;
+}
+
+// The combinations of Note [bf16 SpMM on CUDA]; anything else is a caller's bug.
+void check_types(const DeviceCsr& a, const DeviceDense& x, const DeviceDense& y) {
+  const bool fp32 = a.value_type == CUDA_R_32F && x.type == CUDA_R_32F && y.type == CUDA_R_32F;
+  const bool bf16 =
+      a.value_type == CUDA_R_16BF && x.type == CUDA_R_16BF && (y.type == CUDA_R_16BF || y.type == CUDA_R_32F);
+  if (!fp32 && !bf16) {
+    throw Error("CusparseSpmm::spmm: unsupported types (values " + std::to_string(a.value_type) + ", x " +
+                std::to_string(x.type) + ", y " + std::to_string(y.type) +
+                "): all float32, or bf16 values and x with a bf16 or float32 y");
+  }
+}
 
 }  // namespace
 
@@ -64,21 +80,24 @@ SparseHandle::~SparseHandle() {
   if (handle_) cusparseDestroy(handle_);
 }
 
-void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const float* x,
-                        int64_t ldx, int64_t n, float* y, int64_t ldy, const WorkspaceFn& workspace) {
+void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_a, const DeviceDense& x,
+                        int64_t n, const DeviceDense& y, const WorkspaceFn& workspace) {
+  check_types(a, x, y);
   const int64_t x_rows = transpose_a ? a.num_rows : a.num_cols;
   const int64_t y_rows = transpose_a ? a.num_cols : a.num_rows;
   if (y_rows == 0 || n == 0) return;
   if (a.nnz == 0 || x_rows == 0) {
-    DGCN_CUDA_CHECK(cudaMemset2DAsync(y, static_cast<size_t>(ldy) * sizeof(float), 0,
-                                      static_cast<size_t>(n) * sizeof(float), static_cast<size_t>(y_rows),
-                                      stream));
+    // All-zero bits are +0 in float32 and bf16 alike.
+    const size_t bytes = element_bytes(y.type);
+    DGCN_CUDA_CHECK(cudaMemset2DAsync(const_cast<void*>(y.data), static_cast<size_t>(y.ld) * bytes, 0,
+                                      static_cast<size_t>(n) * bytes, static_cast<size_t>(y_rows), stream));
     return;
   }
   DGCN_CUSPARSE_CHECK(cusparseSetStream(handle_.get(), stream));
   SpMatDescr mat_a(a);
-  DnMatDescr mat_x(x_rows, n, ldx, x);
-  DnMatDescr mat_y(y_rows, n, ldy, y);
+  DnMatDescr mat_x(x_rows, n, x);
+  DnMatDescr mat_y(y_rows, n, y);
+  bool& refused = alg3_refused_[x.type == CUDA_R_16BF];
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const cusparseOperation_t op =
@@ -86,7 +105,7 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
   // The identity form asks for CSR_ALG3 (deterministic, Note [SpMM backward]);
   // the transpose form has no deterministic algorithm and takes the default.
   // Once refused, the default from then on: no failing query on every call.
-  cusparseSpMMAlg_t alg = transpose_a || !deterministic_ ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG3;
+  cusparseSpMMAlg_t alg = transpose_a || refused ? CUSPARSE_SPMM_ALG_DEFAULT : CUSPARSE_SPMM_CSR_ALG3;
   size_t bytes = 0;
   cusparseStatus_t status =
       cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),
@@ -94,7 +113,7 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
   if (status == CUSPARSE_STATUS_NOT_SUPPORTED && alg != CUSPARSE_SPMM_ALG_DEFAULT) {
     // deterministic() tells the caller (the glue warns once).
     alg = CUSPARSE_SPMM_ALG_DEFAULT;
-    deterministic_ = false;
+    refused = true;
     status = cusparseSpMM_bufferSize(handle_.get(), op, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_a.get(),
                                      mat_x.get(), &beta, mat_y.get(), CUDA_R_32F, alg, &bytes);
   }
@@ -106,6 +125,7 @@ void CusparseSpmm::spmm(cudaStream_t stream, const DeviceCsr& a, bool transpose_
 
 void CusparseSpmm::transpose(cudaStream_t stream, const DeviceCsr& a, int32_t* t_indptr, int32_t* t_indices,
                              float* t_values, const WorkspaceFn& workspace) {
+  if (a.value_type != CUDA_R_32F) throw Error("CusparseSpmm::transpose: the values must be float32");
   if (a.nnz == 0) {
     DGCN_CUDA_CHECK(
         cudaMemsetAsync(t_indptr, 0, static_cast<size_t>(a.num_cols + 1) * sizeof(int32_t), stream));

@@ -36,7 +36,12 @@ DeviceCsr device_csr(const CsrTensor& a) {
   d.indptr = a.indptr.data_ptr<int32_t>();
   d.indices = a.indices.data_ptr<int32_t>();
   d.values = a.values.data_ptr<float>();
+  d.value_type = CUDA_R_32F;
   return d;
+}
+
+cudaDataType cuda_type(at::ScalarType t) {
+  return t == at::kBFloat16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
 // Workspace blocks from torch's caching allocator on `device`: each lives in
@@ -53,25 +58,36 @@ WorkspaceFn torch_workspace(at::Tensor& held, c10::Device device) {
 
 }  // namespace
 
-at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a) {
+at::Tensor spmm_cuda(const CsrTensor& a, const at::Tensor& x, bool transpose_a, at::ScalarType out_dtype) {
   TORCH_CHECK(a.device() == x.device(), "spmm (CUDA): a and x must be on one device (got ", a.device(), ", ",
               x.device(), ")");
   c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor xc = x.stride(1) == 1 ? x : x.contiguous();
   const int64_t f = xc.size(1);
   const int64_t rows = transpose_a ? a.num_cols : a.num_rows;
-  at::Tensor y = at::empty({rows, f}, xc.options());
+  const bool x_bf16 = xc.scalar_type() == at::kBFloat16;
+  // Note [bf16 SpMM on CUDA]: float32 x with a bf16 y is computed in float32 and rounded.
+  const at::ScalarType kernel_out = x_bf16 ? out_dtype : at::kFloat;
+  at::Tensor y = at::empty({rows, f}, xc.options().dtype(kernel_out));
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
   at::Tensor workspace;
+  DeviceCsr csr = device_csr(a);
+  at::Tensor bf16_values;  // lives until the call is queued (the allocator orders its reuse)
+  if (x_bf16) {
+    bf16_values = a.values.to(at::kBFloat16);
+    csr.values = bf16_values.data_ptr<c10::BFloat16>();
+    csr.value_type = CUDA_R_16BF;
+  }
   CusparseSpmm& context = context_for(x.device().index());
-  context.spmm(stream, device_csr(a), transpose_a, xc.data_ptr<float>(), xc.stride(0), f, y.data_ptr<float>(),
-               f, torch_workspace(workspace, x.device()));
-  if (!context.deterministic()) {
+  context.spmm(stream, csr, transpose_a,
+               DeviceDense{xc.data_ptr(), xc.stride(0), cuda_type(xc.scalar_type())}, f,
+               DeviceDense{y.data_ptr(), f, cuda_type(kernel_out)}, torch_workspace(workspace, x.device()));
+  if (!context.deterministic(cuda_type(xc.scalar_type()))) {
     TORCH_WARN_ONCE(
         "spmm (CUDA): cuSPARSE refused CUSPARSE_SPMM_CSR_ALG3 for these shapes and ran its default "
         "algorithm, which is not documented as bit-reproducible: results may differ run to run");
   }
-  return y;
+  return kernel_out == out_dtype ? y : y.to(out_dtype);
 }
 
 CsrTensor transpose_cuda(const CsrTensor& a) {

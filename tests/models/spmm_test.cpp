@@ -226,5 +226,127 @@ TEST(Spmm, CudaRepeatedCallsAreBitIdentical) {
   EXPECT_TRUE(torch::equal(grad_once(), grad_once()));
 }
 
+// bf16 (Note [bf16 SpMM] in models/cpu/spmm_kernel.h): the float32 result on
+// the bf16 inputs, rounded once, for every pair of x and y dtypes.
+TEST(Spmm, Bf16IsTheFloat32ResultRoundedOnce) {
+  for (auto index_type : {at::kInt, at::kLong}) {
+    const CsrTensor a = random_csr(300, 200, 21, index_type);
+    const auto xb = torch::randn({200, 100}).to(torch::kBFloat16);
+    const auto want = spmm(a, xb.to(torch::kFloat));
+    const auto y = spmm(a, xb);
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    EXPECT_TRUE(torch::equal(y, want.to(torch::kBFloat16)));
+    EXPECT_TRUE(torch::equal(spmm(a, xb, torch::kFloat), want));
+    EXPECT_TRUE(torch::equal(spmm(a, xb.to(torch::kFloat), torch::kBFloat16), want.to(torch::kBFloat16)));
+    // Within one bf16 rounding of the exact product.
+    const auto exact = torch::mm(dense_of(a), xb.to(torch::kDouble));
+    EXPECT_TRUE(torch::allclose(y.to(torch::kDouble), exact, 1.0 / 256, 1e-5));
+    // Strided bf16 rows (a column slice of a wider tensor).
+    const auto wide = torch::randn({200, 120}).to(torch::kBFloat16);
+    const auto slice = wide.narrow(1, 7, 100);
+    EXPECT_TRUE(torch::equal(spmm(a, slice), spmm(a, slice.to(torch::kFloat)).to(torch::kBFloat16)));
+  }
+}
+
+TEST(Spmm, Bf16SameBitsForAnyThreadCount) {
+  const CsrTensor a = random_csr(3000, 2000, 22);
+  const auto x = torch::randn({2000, 100}).to(torch::kBFloat16);
+  const int saved = at::get_num_threads();
+  at::set_num_threads(1);
+  const auto one = spmm(a, x);
+  at::set_num_threads(2);
+  const auto two = spmm(a, x);
+  at::set_num_threads(saved);
+  EXPECT_TRUE(torch::equal(one, two));
+}
+
+// Note [Input gather]: the first layer reads the store's rows by global id;
+// with a bf16 store that is the same sum as on the gathered bf16 rows.
+TEST(Spmm, Bf16StoreRowsReadByIdEqualTheGatheredRows) {
+  const CsrTensor local = random_csr(50, 40, 23);
+  const auto store = torch::randn({1000, 100}).to(torch::kBFloat16);
+  const auto n_id = torch::randperm(1000, torch::kLong).narrow(0, 0, 40);
+  CsrTensor global = local;
+  global.num_cols = 1000;
+  global.indices = n_id.index_select(0, local.indices.to(torch::kLong)).to(torch::kInt);
+  EXPECT_TRUE(torch::equal(spmm(global, store), spmm(local, store.index_select(0, n_id))));
+}
+
+// Gradients with a bf16 x take x's dtype; they match the float32 path's
+// within bf16 tolerance and, through the transposed CSR, are exactly the
+// float32 kernel on the bf16 dy, rounded once.
+TEST(Spmm, Bf16AutogradMatchesTheFloat32Path) {
+  for (auto mode : {SpmmBackward::kTransposedCsr, SpmmBackward::kTransposeOp}) {
+    for (auto out : {torch::kBFloat16, torch::kFloat}) {
+      const CsrTensor a = random_csr(120, 90, 24);
+      const auto x32 = torch::randn({90, 40});
+      const auto r = torch::randn({120, 40});
+      const auto xb = x32.to(torch::kBFloat16).requires_grad_(true);
+      const auto y = spmm_autograd(a, xb, mode, out);
+      EXPECT_EQ(y.scalar_type(), out);
+      (y.to(torch::kFloat) * r).sum().backward();
+      ASSERT_TRUE(xb.grad().defined());
+      EXPECT_EQ(xb.grad().scalar_type(), torch::kBFloat16);
+      const auto xf = x32.clone().requires_grad_(true);
+      (spmm_autograd(a, xf, mode) * r).sum().backward();
+      EXPECT_TRUE(torch::allclose(xb.grad().to(torch::kFloat), xf.grad(), 1.0 / 64, 1e-2))
+          << spmm_backward_name(mode) << " " << out;
+      if (mode == SpmmBackward::kTransposedCsr) {
+        const auto dy = r.to(out).to(torch::kFloat);  // the gradient y's dtype carries
+        EXPECT_TRUE(torch::equal(xb.grad(), spmm(transpose(a), dy).to(torch::kBFloat16)));
+      }
+    }
+  }
+}
+
+TEST(Spmm, Bf16ChecksNameTheDtypes) {
+  const CsrTensor a = random_csr(4, 5, 25);
+  try {
+    spmm(a, torch::randn({5, 2}, torch::kHalf));
+    FAIL() << "expected an error";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x must be float32 or bfloat16 (got Half)"), std::string::npos)
+        << e.what();
+  }
+  try {
+    spmm(a, torch::randn({5, 2}), torch::kDouble);
+    FAIL() << "expected an error";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out_dtype must be float32 or bfloat16 (got Double)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// cuSPARSE with bf16 dense matrices and float32 compute (Note [bf16 SpMM on
+// CUDA]): a's values are rounded to bf16 there, so CPU and GPU agree to bf16
+// tolerance.
+TEST(Spmm, CudaBf16MatchesCpu) {
+  DGCN_SKIP_WITHOUT_GPU();
+  const CsrTensor a = random_csr(500, 400, 26);
+  const auto x = torch::randn({400, 48}).to(torch::kBFloat16);
+  const torch::Device gpu(torch::kCUDA, 0);
+  const CsrTensor g = a.to(gpu);
+  const auto close = [](const torch::Tensor& got, const torch::Tensor& want) {
+    return torch::allclose(got.cpu().to(torch::kFloat), want.to(torch::kFloat), 1.0 / 64, 5e-2);
+  };
+  const auto y = spmm(g, x.to(gpu));
+  EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(close(y, spmm(a, x)));
+  const auto y32 = spmm(g, x.to(gpu), torch::kFloat);
+  EXPECT_EQ(y32.scalar_type(), torch::kFloat);
+  EXPECT_TRUE(close(y32, spmm(a, x, torch::kFloat)));
+  const auto xf = torch::randn({400, 48});
+  EXPECT_TRUE(close(spmm(g, xf.to(gpu), torch::kBFloat16), spmm(a, xf, torch::kBFloat16)));
+  const auto xt = torch::randn({500, 48}).to(torch::kBFloat16);
+  EXPECT_TRUE(close(spmm_transpose_op(g, xt.to(gpu)), spmm_transpose_op(a, xt)));
+  const auto xg = x.to(gpu).requires_grad_(true);
+  const auto r = torch::randn({500, 48});
+  (spmm_autograd(g, xg).to(torch::kFloat) * r.to(gpu)).sum().backward();
+  EXPECT_EQ(xg.grad().scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(close(xg.grad(), spmm(transpose(a), r.to(torch::kBFloat16))));
+  EXPECT_TRUE(torch::equal(spmm(g, x.to(gpu)), spmm(g, x.to(gpu))));
+}
+
 }  // namespace
 }  // namespace dgcn
