@@ -66,6 +66,10 @@ class GATConvImpl : public torch::nn::Module {
   at::Tensor bias;                 // [output_features()], undefined without bias
 
  private:
+  // attend() from the attention terms a_src [n_src x H], a_dst [n_dst x H].
+  at::Tensor attend_with(const CsrTensor& adj, const at::Tensor& h_src, const at::Tensor& a_src,
+                         const at::Tensor& a_dst);
+
   GatConvOptions options_;
   bool keep_attention_ = false;
   at::Tensor last_attention_;

@@ -85,6 +85,22 @@ TEST_P(GatConvTest, MatchesTheDenseFormulaWithGradients) {
 
 INSTANTIATE_TEST_SUITE_P(ConcatOrMean, GatConvTest, ::testing::Bool());
 
+TEST(GatConv, InferencePiecesAndExplicitDstRowsAgreeWithForward) {
+  // forward folds att into the weight (Note [GAT attention terms from x]);
+  // attend() on transformed rows, as layer-wise inference runs it, and an
+  // explicit copy of the dst rows give the same result up to rounding.
+  torch::manual_seed(12);
+  const CsrTensor adj = gat_block_adjacency(testing::random_block(9, 20, 5, 8));
+  GATConv conv(GatConvOptions{.in_features = 6, .out_features = 3, .heads = 2});
+  testing::randomize_parameters(*conv);
+  const auto x = torch::randn({adj.num_cols, 6});
+  const auto y = conv->forward(adj, x);
+  const auto h = conv->transform(x);
+  EXPECT_TRUE(torch::allclose(conv->attend(adj, h, h.narrow(0, 0, adj.num_rows)), y, 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(conv->forward(adj, x, x.narrow(0, 0, adj.num_rows).clone()), y, 1e-5, 1e-6));
+  EXPECT_THROW(conv->forward(adj, x, x.narrow(0, 0, adj.num_rows - 1)), c10::Error);
+}
+
 TEST(GatConv, ParametersCarryPygNamesAndShapes) {
   GATConv conv(GatConvOptions{.in_features = 7, .out_features = 8, .heads = 2, .concat = false});
   const auto params = conv->named_parameters();
