@@ -195,7 +195,8 @@ def _check_ids(name: str, ids: Tensor, bound: int, what: str):
         raise TypeError(f"GCNConv: {name} must hold int64 ids (got "
                         f"{ids.dtype})")
     if ids.numel() > 0:
-        low, high = int(ids.min()), int(ids.max())
+        # Both bounds in one read: on CUDA each read waits for the GPU.
+        low, high = torch.stack(torch.aminmax(ids)).tolist()
         if low < 0 or high >= bound:
             raise IndexError(f"GCNConv: {name} holds "
                              f"{low if low < 0 else high}, not {what} in "
