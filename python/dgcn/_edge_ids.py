@@ -2,14 +2,15 @@
 
 The sampler (``sampling/``) reports each sampled edge as a (neighbour,
 node) pair of the batch, not as the edge's position in the store. Finding
-the position again is a binary search in the node's CSR row, done here with
-torch ops over the batch's edges, so the sampler's speed and determinism
-are left as they are.
+the position again is a search in the node's CSR row per sampled edge
+(``sampling/edge_positions.h``, one C++ call per batch reading only those
+rows), so the sampler's speed and determinism are left as they are.
 """
-from typing import Optional
 
 import torch
 from torch import Tensor
+
+from . import _C
 
 _CHUNK = 1 << 24  # entries per step of the one-time sortedness check
 
@@ -35,28 +36,17 @@ class EdgeIds:
     ``data.edge_index``. Of repeated edges, which the store keeps once
     (``from_pyg``) or several times (``--keep-duplicates``), the first."""
     def __init__(self, store, data=None):
+        # The store's own arrays (a mapped store's: no copy of the graph).
         self.rowptr = store.rowptr.long()
-        col = store.col.long()
-        degree = self.rowptr.diff()
-        self.order: Optional[Tensor] = None
-        is_sorted = _rows_sorted(self.rowptr, col)
-        # Each CSR position's row, for the sort and the data's keys (once).
-        rows = None if is_sorted and data is None else (
-            torch.repeat_interleave(torch.arange(store.num_nodes), degree))
-        if not is_sorted:
-            self.order = torch.argsort(rows * store.num_nodes + col,
-                                       stable=True)
-            col = col[self.order]
-        self.col = col
-        top = int(degree.max()) if degree.numel() else 0
-        self.steps = max(top, 1).bit_length()  # a search of a row: <= this
-        self.key: Optional[Tensor] = None  # with data: dst * n + src, sorted
-        self.column = None if data is None else self._columns(
-            store, data, rows)
+        self.col = store.col
+        # Once: sorted rows are binary searched, others scanned.
+        self.rows_sorted = _rows_sorted(self.rowptr, self.col)
+        self.column = None if data is None else self._columns(store, data)
 
-    def _columns(self, store, data, rows: Tensor) -> Tensor:
+    def _columns(self, store, data) -> Tensor:
         # The data's column of every CSR position (from_pyg dropped loops
-        # and repeats: of these, the first column).
+        # and repeats: of these, the first column); a Data is in memory, so
+        # the CSR's keys may be too, once.
         n = store.num_nodes
         src, dst = data.edge_index[0].long(), data.edge_index[1].long()
         keep = (src != dst).nonzero().view(-1)
@@ -65,42 +55,16 @@ class EdgeIds:
         first = torch.ones_like(key, dtype=torch.bool)
         first[1:] = key[1:] != key[:-1]
         key, columns = key[first], keep[order[first]]
-        csr_key = rows * n + self.col  # ascending: rows sorted above
-        if not torch.equal(csr_key, key):
+        rows = torch.repeat_interleave(torch.arange(n), self.rowptr.diff())
+        csr_key = rows * n + self.col.long()
+        if not torch.equal(csr_key, key):  # (so the store's rows are sorted)
             raise RuntimeError("NeighborLoader: the store's edges are not "
                                "the data's edge_index (e_id cannot map)")
-        self.key = key  # a Data is in memory: its keys may be too
-        return columns  # by position in the row-sorted self.col
+        return columns  # by CSR position
 
     def __call__(self, n_id: Tensor, edge_index: Tensor) -> Tensor:
         src = n_id[edge_index[0]]
         dst = n_id[edge_index[1]]
-        if self.key is not None:
-            # One search over every edge's key: one C++ op, where the row
-            # search below is ~10 torch ops per step.
-            want = dst * (self.rowptr.numel() - 1) + src
-            at = torch.searchsorted(self.key, want).clamp(
-                max=max(self.key.numel() - 1, 0))
-            if not bool((self.key[at] == want).all()):
-                raise RuntimeError("NeighborLoader: a sampled edge is not "
-                                   "in the data's edge_index")
-            return self.column[at]
-        lo, end = self.rowptr[dst], self.rowptr[dst + 1]
-        hi = end.clone()
-        last = max(self.col.numel() - 1, 0)
-        for _ in range(self.steps + 1):
-            open_ = lo < hi
-            mid = (lo + hi) // 2
-            below = self.col[mid.clamp(max=last)] < src
-            lo = torch.where(open_ & below, mid + 1, lo)
-            hi = torch.where(open_ & ~below, mid, hi)
-        found = lo < end
-        found[found.clone()] = self.col[lo[found]] == src[found]
-        if not bool(found.all()):
-            bad = int((~found).nonzero()[0])
-            raise RuntimeError(
-                f"NeighborLoader: sampled edge {bad} ({int(src[bad])} -> "
-                f"{int(dst[bad])}) is not in the store's CSR row")
-        if self.column is not None:
-            return self.column[lo]
-        return lo if self.order is None else self.order[lo]
+        pos = _C.csr_positions(self.rowptr, self.col, src, dst,
+                               self.rows_sorted)
+        return pos if self.column is None else self.column[pos]

@@ -45,6 +45,7 @@
 #include "partition/part_loading.h"
 #include "partition/part_map.h"
 #include "sampling/block_edges.h"
+#include "sampling/edge_positions.h"
 #include "sampling/loader.h"
 #include "sampling/partitioned_sampler.h"
 #include "sampling/seed_partition.h"
@@ -544,6 +545,39 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                                               input_requires_grad) == dgcn::AggregationOrder::kAggregateFirst;
       },
       "Whether a GCN layer should aggregate before transforming (models/gcn.h, Note [Aggregation order]).");
+
+  m.def(
+      "csr_positions",
+      [](const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& src, const at::Tensor& dst,
+         bool rows_sorted) {
+        TORCH_CHECK_TYPE(rowptr.scalar_type() == at::kLong && src.scalar_type() == at::kLong &&
+                             dst.scalar_type() == at::kLong,
+                         "csr_positions: rowptr, src and dst must be int64");
+        TORCH_CHECK_TYPE(col.scalar_type() == at::kInt || col.scalar_type() == at::kLong,
+                         "csr_positions: col must be int32 or int64 (got ", col.scalar_type(), ")");
+        const at::Tensor p = rowptr.cpu().contiguous(), c = col.cpu().contiguous();
+        const at::Tensor u = src.cpu().contiguous().view(-1), v = dst.cpu().contiguous().view(-1);
+        at::Tensor out = at::empty({v.numel()}, at::kLong);
+        const auto span_of = [](const at::Tensor& t, auto* type) {
+          using T = std::remove_pointer_t<decltype(type)>;
+          return std::span<const T>(t.data_ptr<T>(), static_cast<size_t>(t.numel()));
+        };
+        py::gil_scoped_release release;
+        dgcn::as_value_error([&] {
+          const auto ptr = span_of(p, static_cast<int64_t*>(nullptr));
+          const std::span<int64_t> o(out.data_ptr<int64_t>(), static_cast<size_t>(out.numel()));
+          const auto us = span_of(u, static_cast<int64_t*>(nullptr)),
+                     vs = span_of(v, static_cast<int64_t*>(nullptr));
+          if (c.scalar_type() == at::kInt) {
+            dgcn::csr_positions(ptr, span_of(c, static_cast<int32_t*>(nullptr)), us, vs, rows_sorted, o);
+          } else {
+            dgcn::csr_positions(ptr, span_of(c, static_cast<int64_t*>(nullptr)), us, vs, rows_sorted, o);
+          }
+        });
+        return out;
+      },
+      py::arg("rowptr"), py::arg("col"), py::arg("src"), py::arg("dst"), py::arg("rows_sorted"),
+      "Each edge src -> dst's position in the CSR (rowptr, col): sampling/edge_positions.h.");
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
