@@ -107,6 +107,9 @@ nlohmann::json run_spmm_bench(const SpmmBenchOptions& o) {
   const auto dy = torch::rand({rows, f}, torch::TensorOptions().device(device));
   const auto w = torch::rand({f, o.out_features}, torch::TensorOptions().device(device));
   const auto z = torch::rand({rows, f}, torch::TensorOptions().device(device));
+  // The same x and dy in bf16 (Note [bf16 SpMM]): half the bytes per row read.
+  const auto x_bf16 = x.to(torch::kBFloat16);
+  const auto dy_bf16 = dy.to(torch::kBFloat16);
 
   // STREAM arrays (float), touched once before timing.
   const int64_t n = o.stream_mb * (int64_t{1} << 20) / 4;
@@ -114,7 +117,7 @@ nlohmann::json run_spmm_bench(const SpmmBenchOptions& o) {
   auto sb = torch::ones({n}, torch::TensorOptions().device(device));
   auto sc = torch::ones({n}, torch::TensorOptions().device(device));
 
-  Best copy, triad, forward, build_t, spmm_t, scatter, gemm;
+  Best copy, triad, forward, build_t, spmm_t, scatter, gemm, forward_bf16, forward_bf16_to_fp32, spmm_t_bf16;
   CsrTensor t = transpose(a);
   for (int rep = 0; rep < o.reps; ++rep) {
     sync(device);
@@ -147,6 +150,16 @@ nlohmann::json run_spmm_bench(const SpmmBenchOptions& o) {
     sync(device);
     forward.add(seconds_since(t0));
 
+    // bf16 right after fp32 in every rep, so the ratio sees the same load.
+    t0 = Clock::now();
+    auto y_bf16 = spmm(a, x_bf16);
+    sync(device);
+    forward_bf16.add(seconds_since(t0));
+    t0 = Clock::now();
+    auto y_bf16_fp32 = spmm(a, x_bf16, torch::kFloat);
+    sync(device);
+    forward_bf16_to_fp32.add(seconds_since(t0));
+
     t0 = Clock::now();
     t = transpose(a);
     sync(device);
@@ -155,6 +168,10 @@ nlohmann::json run_spmm_bench(const SpmmBenchOptions& o) {
     auto dx = spmm(t, dy);
     sync(device);
     spmm_t.add(seconds_since(t0));
+    t0 = Clock::now();
+    auto dx_bf16 = spmm(t, dy_bf16);
+    sync(device);
+    spmm_t_bf16.add(seconds_since(t0));
     t0 = Clock::now();
     auto dx2 = spmm_transpose_op(a, dy);
     sync(device);
@@ -203,21 +220,33 @@ nlohmann::json run_spmm_bench(const SpmmBenchOptions& o) {
     step_optimizer.add(seconds_since(t0));
   }
 
-  const double fb = 4.0 * static_cast<double>(f);
-  // Bytes the kernel must move at least: every array once, each distinct x row once.
-  const double compulsory = static_cast<double>(rows + 1) * 8 + static_cast<double>(nnz) * 8 +
-                            static_cast<double>(distinct) * fb + static_cast<double>(rows) * fb;
-  // Bytes it streams through the cache hierarchy: one x row per entry.
-  const double gathered = compulsory - static_cast<double>(distinct) * fb + static_cast<double>(nnz) * fb;
-  // Lines moved if no x row stays in cache between its uses: whole lines of
-  // every entry's row, y written and read for ownership (ordinary stores).
-  // Rows served from cache move nothing, so this bounds the traffic from above.
-  const double line_traffic = gathered_line_bytes(host, reinterpret_cast<uintptr_t>(x.data_ptr()), f * 4) +
-                              2.0 * rows * fb + static_cast<double>(rows + 1) * 8 +
-                              static_cast<double>(nnz) * 8;
+  // The forward's bytes with `xb` bytes per x element and `yb` per y element.
+  struct Bytes {
+    double compulsory, gathered, line_traffic;
+  };
+  const auto bytes_of = [&](const torch::Tensor& xt, double xb, double yb) {
+    const double row_x = xb * static_cast<double>(f), row_y = yb * static_cast<double>(f);
+    const double index = static_cast<double>(rows + 1) * 8 + static_cast<double>(nnz) * 8;
+    Bytes b;
+    // Bytes the kernel must move at least: every array once, each distinct x row once.
+    b.compulsory = index + static_cast<double>(distinct) * row_x + static_cast<double>(rows) * row_y;
+    // Bytes it streams through the cache hierarchy: one x row per entry.
+    b.gathered = b.compulsory - static_cast<double>(distinct) * row_x + static_cast<double>(nnz) * row_x;
+    // Lines moved if no x row stays in cache between its uses: whole lines of
+    // every entry's row, y written and read for ownership (ordinary stores).
+    // Rows served from cache move nothing, so this bounds the traffic from above.
+    b.line_traffic =
+        gathered_line_bytes(host, reinterpret_cast<uintptr_t>(xt.data_ptr()), static_cast<int64_t>(row_x)) +
+        2.0 * static_cast<double>(rows) * row_y + index;
+    return b;
+  };
+  const Bytes fp32_bytes = bytes_of(x, 4, 4), bf16_bytes = bytes_of(x_bf16, 2, 2);
+  const double compulsory = fp32_bytes.compulsory, gathered = fp32_bytes.gathered;
+  const double line_traffic = fp32_bytes.line_traffic;
   const double triad_gbs = 3.0 * 4 * static_cast<double>(n) / triad.s / 1e9;
   const double copy_gbs = 2.0 * 4 * static_cast<double>(n) / copy.s / 1e9;
   const double spmm_gbs = compulsory / forward.s / 1e9;
+  const double bf16_gbs = bf16_bytes.compulsory / forward_bf16.s / 1e9;
   const double gemm_flops = 2.0 * static_cast<double>(rows) * static_cast<double>(f) * o.out_features;
   // Measured cost of one sparse multiply-add relative to one dense one.
   const double sparse_cost = (forward.s / (static_cast<double>(nnz) * f)) /
@@ -243,6 +272,20 @@ nlohmann::json run_spmm_bench(const SpmmBenchOptions& o) {
         {"line_traffic_fraction_of_copy", line_traffic / forward.s / 1e9 / copy_gbs},
         {"fraction_of_triad", spmm_gbs / triad_gbs},
         {"fraction_of_copy", spmm_gbs / copy_gbs}}},
+      // bf16 x and y (Note [bf16 SpMM]), timed in the same reps as "forward":
+      // bytes/s of its own (half-size) rows, and its speed against float32's.
+      {"forward_bf16",
+       {{"ms", forward_bf16.s * 1e3},
+        {"compulsory_gbs", bf16_gbs},
+        {"gathered_gbs", bf16_bytes.gathered / forward_bf16.s / 1e9},
+        {"line_traffic_gbs", bf16_bytes.line_traffic / forward_bf16.s / 1e9},
+        {"line_traffic_fraction_of_copy", bf16_bytes.line_traffic / forward_bf16.s / 1e9 / copy_gbs},
+        {"fraction_of_copy", bf16_gbs / copy_gbs},
+        {"gbs_ratio_to_fp32", bf16_gbs / spmm_gbs},
+        {"speedup_vs_fp32", forward.s / forward_bf16.s},
+        {"float32_out_ms", forward_bf16_to_fp32.s * 1e3},
+        {"transposed_spmm_ms", spmm_t_bf16.s * 1e3},
+        {"transposed_spmm_speedup_vs_fp32", spmm_t.s / spmm_t_bf16.s}}},
       {"backward",
        {{"transpose_build_ms", build_t.s * 1e3},
         {"transposed_spmm_ms", spmm_t.s * 1e3},

@@ -1,7 +1,8 @@
 // dgcn-spmm-bench's measurements: the SpMM kernel on a products-like
 // sampled block (bench/products_batch.h) against this machine's memory
 // bandwidth (a STREAM-like copy and triad measured in the same run,
-// interleaved with the SpMM repetitions so both see the same load), the two
+// interleaved with the SpMM repetitions so both see the same load), the same
+// SpMM on bf16 x and y (Note [bf16 SpMM]) in the same repetitions, the two
 // ways of the backward pass (Note [SpMM backward]), the dense transform that
 // the aggregation-order cost model weighs it against, and one training step
 // of the classic model on the batch's nested blocks.
@@ -29,6 +30,7 @@ struct SpmmBenchOptions {
 
 // Runs every measurement; returns the JSON object dgcn-spmm-bench prints
 // ({"benchmark": "spmm", "block": {...}, "stream": {...}, "forward": {...},
+// "forward_bf16": {...},
 // "backward": {...}, "gemm": {...}, "train_step": {...}}). Throws
 // dgcn::Error / c10::Error on invalid options or a missing CUDA device.
 nlohmann::json run_spmm_bench(const SpmmBenchOptions& options);

@@ -32,6 +32,13 @@ TEST(SpmmBenchApp, PrintsConsistentBandwidthFigures) {
   EXPECT_GT(compulsory, 0);
   EXPECT_LE(compulsory, gathered);
   EXPECT_LE(gathered, lines);
+  // bf16 rows are half the bytes: the same bounds on its own byte counts.
+  const auto& bf16 = j["forward_bf16"];
+  const double bf16_compulsory = bf16["compulsory_gbs"], bf16_gathered = bf16["gathered_gbs"];
+  EXPECT_GT(bf16_compulsory, 0);
+  EXPECT_LE(bf16_compulsory, bf16_gathered);
+  EXPECT_LE(bf16_gathered, bf16["line_traffic_gbs"].get<double>());
+  EXPECT_GT(bf16["speedup_vs_fp32"].get<double>(), 0);
   EXPECT_GT(j["train_step"]["total_ms"].get<double>(), 0);
   EXPECT_EQ(j["block"]["features"], 100);
 }
