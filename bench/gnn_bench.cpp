@@ -122,6 +122,15 @@ nlohmann::json run_gnn_bench(const GnnBenchOptions& o) {
       {"scores_forward", time_ms(o.reps, device, [&] { e = gat_edge_scores(a, a_src, a_dst); })},
       {"softmax_forward", time_ms(o.reps, device, [&] { alpha = edge_softmax(a, e); })},
       {"spmm_forward", time_ms(o.reps, device, [&] { y = gat_spmm(a, alpha, h); })},
+      // Each kernel with its backward (the chain below runs all three).
+      {"scores_forward_backward",
+       time_ms(o.reps, device, [&] { gat_edge_scores(a, a_src, a_dst).sum().backward(); })},
+      {"softmax_forward_backward",
+       time_ms(o.reps, device,
+               [&] { (edge_softmax(a, e.detach().requires_grad_(true)) * e.detach()).sum().backward(); })},
+      {"spmm_forward_backward",
+       time_ms(o.reps, device,
+               [&] { gat_spmm(a, alpha.detach().requires_grad_(true), h).sum().backward(); })},
       {"chain_forward_backward", time_ms(o.reps, device, [&] {
          gat_spmm(a, edge_softmax(a, gat_edge_scores(a, a_src, a_dst)), h).sum().backward();
        })}};

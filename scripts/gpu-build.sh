@@ -33,5 +33,5 @@ fi
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DDGCN_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DDGCN_PYTHON="$(command -v python3)" \
   ${nccl_root:+-DNCCL_ROOT="$nccl_root"} -DDGCN_BUILD_TESTS=ON
-cmake --build "$build" --parallel "$jobs" --target models_test dgcn-spmm-bench dgcn-train dgcn-prep \
+cmake --build "$build" --parallel "$jobs" --target models_test gnn_layers_test dgcn-spmm-bench dgcn-train dgcn-prep \
   -- "${keep_going[@]}"
