@@ -25,6 +25,13 @@ def _uninitialized(lin) -> bool:
         lin.weight, torch.nn.parameter.UninitializedParameter)
 
 
+def _block_diagonal(att: Tensor) -> Tensor:
+    r"""The attention vectors :obj:`att` ``[1, H, C]`` as the ``[H*C, H]``
+    matrix whose column ``k`` holds head ``k``'s vector in rows
+    ``k*C .. (k+1)*C`` (differentiable in :obj:`att`)."""
+    return torch.block_diag(*att[0].unsqueeze(-1))
+
+
 def edge_softmax(score: Tensor, rowptr: Tensor, target: Tensor) -> Tensor:
     r"""Softmax of :obj:`score` ``[E, H]`` over each CSR row's entries (each
     node's incoming edges), as PyG's ``softmax(src, index)``: shifted by the
@@ -37,69 +44,6 @@ def edge_softmax(score: Tensor, rowptr: Tensor, target: Tensor) -> Tensor:
     ex = (score - top.index_select(0, target)).exp()
     total = score.new_zeros(rows, heads).index_add_(0, target, ex)
     return ex / (total.index_select(0, target) + 1e-16)
-
-
-class _WeightedSpmm(torch.autograd.Function):
-    r"""``out[i, k] = sum_e alpha[e, k] * h[col[e], k]`` over row ``i``'s
-    entries, for each head ``k``. Forward: one dgcn SpMM per head. Backward:
-    the transposed pattern built once for all heads (not once per head, as
-    spmm's own gradient would), one SpMM per head into ``dh``, and the
-    gradient of each coefficient, ``<dout[i, k], h[col[e], k]>``, over
-    chunks of edges (their gathered rows stay in cache)."""
-    @staticmethod
-    def forward(ctx, rowptr, col, target, alpha, h, heads):
-        width = h.size(1) // heads
-        col32 = col.int()
-        out = torch.stack([
-            torch.ops.dgcn.spmm(rowptr, col32, alpha[:, k].contiguous(),
-                                h.narrow(1, k * width, width))
-            for k in range(heads)
-        ], 1)
-        ctx.save_for_backward(rowptr, col, target, alpha, h)
-        ctx.heads = heads
-        return out
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, dout):
-        rowptr, col, target, alpha, h = ctx.saved_tensors
-        heads = ctx.heads
-        width = h.size(1) // heads
-        dout = dout.contiguous()
-        dalpha = dh = None
-        if ctx.needs_input_grad[4]:
-            # (int32 keys: torch's stable sort of them is several times
-            # faster than of int64 ones)
-            perm = torch.argsort(col.int(), stable=True)
-            t_rowptr = torch.zeros(h.size(0) + 1, dtype=torch.long,
-                                   device=col.device)
-            t_rowptr[1:] = torch.bincount(col, minlength=h.size(0)).cumsum(0)
-            t_col = target.index_select(0, perm).int()
-            t_alpha = alpha.index_select(0, perm)
-            dh = torch.cat([
-                torch.ops.dgcn.spmm(t_rowptr, t_col,
-                                    t_alpha[:, k].contiguous(), dout[:, k])
-                for k in range(heads)
-            ], 1)
-        if ctx.needs_input_grad[3]:
-            d3 = dout.view(-1, heads, width)
-            h3 = h.view(-1, heads, width)
-            dalpha = alpha.new_empty(alpha.shape)
-            step = max(1, (1 << 22) // max(1, heads * width))
-            for begin in range(0, col.numel(), step):
-                end = min(begin + step, col.numel())
-                dalpha[begin:end] = torch.einsum(
-                    'ehc,ehc->eh', d3.index_select(0, target[begin:end]),
-                    h3.index_select(0, col[begin:end]))
-        return None, None, None, dalpha, dh, None
-
-
-def weighted_spmm(rowptr: Tensor, col: Tensor, target: Tensor,
-                  alpha: Tensor, h: Tensor, heads: int) -> Tensor:
-    r"""``[rows, heads, C]``: each head's coefficients :obj:`alpha`
-    ``[E, heads]`` times the rows of its features in :obj:`h`
-    ``[N, heads * C]``, differentiable in both."""
-    return _WeightedSpmm.apply(rowptr, col, target, alpha, h, heads)
 
 
 class GATConv(torch.nn.Module):
@@ -237,9 +181,21 @@ class GATConv(torch.nn.Module):
             h_dst = self._transform(self.lin_dst, h_dst)
         if pair and x_dst is None:
             h_dst = None  # PyG: no target term in the scores
-        if h_dst is not None:
-            h_dst = h_dst.narrow(0, 0, rows)
-        score = (h_src.view(-1, H, C) * self.att_src).sum(-1)
+        # Each node's score terms, (h * att).sum(-1) per head as PyG's, as
+        # one product with the attention vectors laid out block-diagonally
+        # ([H*C, H]): a GEMM (and two in the backward pass) instead of
+        # elementwise passes over [N, H, C]. One product serves both terms
+        # when the targets are the sources' first rows.
+        att_src = _block_diagonal(self.att_src)
+        if h_dst is h_src:
+            both = h_src @ torch.cat([att_src,
+                                      _block_diagonal(self.att_dst)], 1)
+            score, dst_score = both[:, :H], both[:rows, H:]
+        else:
+            score = h_src @ att_src
+            dst_score = (None if h_dst is None else
+                         h_dst.narrow(0, 0, rows) @ _block_diagonal(
+                             self.att_dst))
         rowptr, col = csr_by_target('GATConv', edge_index, num_src, rows)
         if self.add_self_loops:
             # PyG: loops on the nodes that are both sources and targets.
@@ -248,14 +204,16 @@ class GATConv(torch.nn.Module):
         rowptr, col = rowptr.to(x_src.device), col.to(x_src.device)
         target = target.to(x_src.device)
         alpha = score.index_select(0, col)
-        if h_dst is not None:
-            dst_score = (h_dst.view(-1, H, C) * self.att_dst).sum(-1)
+        if dst_score is not None:
             alpha = alpha + dst_score.index_select(0, target)
         alpha = F.leaky_relu(alpha, self.negative_slope)
         alpha = edge_softmax(alpha, rowptr, target)
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
-        out = weighted_spmm(rowptr, col, target, alpha, h_src, H)
-        out = out.reshape(rows, H * C) if self.concat else out.mean(1)
+        # The weighted sum of every head in one pass over the edges
+        # (models/gat_kernels.h through torch.ops.dgcn.gat_spmm).
+        out = torch.ops.dgcn.gat_spmm(rowptr, col.int(), alpha, h_src)
+        if not self.concat:
+            out = out.view(rows, H, C).mean(1)
         if self.bias is not None:
             out = out + self.bias
         if return_attention_weights is not None:

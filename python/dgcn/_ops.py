@@ -85,3 +85,33 @@ def _relu_dropout_backward(ctx, dy):
 
 torch.library.register_autograd('dgcn::relu_dropout', _relu_dropout_backward,
                                 setup_context=_relu_dropout_setup)
+
+
+# GAT's multi-head weighted SpMM (python/src/gat_ops.cpp): out [rows, H*C],
+# its gradients those of alpha [E, H] and x [N, H*C].
+@torch.library.register_fake('dgcn::gat_spmm')
+def _gat_spmm_fake(rowptr, col, alpha, x):
+    return x.new_empty(rowptr.size(0) - 1, x.size(1))
+
+
+@torch.library.register_fake('dgcn::gat_spmm_backward')
+def _gat_spmm_backward_fake(rowptr, col, alpha, x, dout):
+    return torch.empty_like(alpha), torch.empty_like(x)
+
+
+def _gat_spmm_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _gat_spmm_backward(ctx, dout):
+    rowptr, col, alpha, x = ctx.saved_tensors
+    if not (ctx.needs_input_grad[2] or ctx.needs_input_grad[3]):
+        return None, None, None, None
+    dalpha, dx = torch.ops.dgcn.gat_spmm_backward(rowptr, col, alpha, x,
+                                                  dout.contiguous())
+    return (None, None, dalpha if ctx.needs_input_grad[2] else None,
+            dx if ctx.needs_input_grad[3] else None)
+
+
+torch.library.register_autograd('dgcn::gat_spmm', _gat_spmm_backward,
+                                setup_context=_gat_spmm_setup)

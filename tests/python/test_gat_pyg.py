@@ -197,3 +197,55 @@ def test_compiled_model_trains_like_eager():
     assert want[-1] < want[0]
     for a, b in zip(got, want):
         assert a == pytest.approx(b, rel=1e-5)
+
+
+def _pattern(seed=0, rows=12, cols=15, heads=3, width=4):
+    g = torch.Generator().manual_seed(seed)
+    counts = torch.randint(0, 5, (rows, ), generator=g)  # some rows empty
+    rowptr = torch.zeros(rows + 1, dtype=torch.long)
+    rowptr[1:] = counts.cumsum(0)
+    col = torch.randint(0, cols, (int(rowptr[-1]), ), generator=g)
+    alpha = torch.rand(col.numel(), heads, generator=g)
+    x = torch.randn(cols, heads * width, generator=g)
+    return rowptr, col, alpha, x
+
+
+def test_gat_spmm_op_equals_dense_and_passes_opcheck():
+    rowptr, col, alpha, x = _pattern()
+    heads, width = alpha.size(1), x.size(1) // alpha.size(1)
+    rows = torch.repeat_interleave(torch.arange(rowptr.numel() - 1),
+                                   rowptr.diff())
+    a1, x1 = alpha.clone().requires_grad_(), x.clone().requires_grad_()
+    out = torch.ops.dgcn.gat_spmm(rowptr, col.int(), a1, x1)
+    w = torch.randn_like(out)
+    (out * w).sum().backward()
+    a2, x2 = alpha.clone().requires_grad_(), x.clone().requires_grad_()
+    dense = [torch.zeros(rowptr.numel() - 1, x.size(0)).index_put(
+        (rows, col), a2[:, k], accumulate=True) for k in range(heads)]
+    want = torch.cat([dense[k] @ x2[:, k * width:(k + 1) * width]
+                      for k in range(heads)], 1)
+    (want * w).sum().backward()
+    close(out, want)
+    close(a1.grad, a2.grad)
+    close(x1.grad, x2.grad)
+    for c in (col, col.int()):
+        torch.library.opcheck(
+            torch.ops.dgcn.gat_spmm.default,
+            (rowptr, c, alpha.clone().requires_grad_(),
+             x.clone().requires_grad_()))
+    torch.library.opcheck(torch.ops.dgcn.gat_spmm_backward.default,
+                          (rowptr, col, alpha, x, torch.randn_like(want)))
+
+
+def test_gat_spmm_op_names_bad_arguments():
+    rowptr, col, alpha, x = _pattern()
+    with pytest.raises(IndexError, match='col holds 15'):
+        bad = col.clone()
+        bad[0] = 15
+        torch.ops.dgcn.gat_spmm(rowptr, bad, alpha, x)
+    with pytest.raises(ValueError, match='alpha must be'):
+        torch.ops.dgcn.gat_spmm(rowptr, col, alpha[1:], x)
+    with pytest.raises(ValueError, match='x must be'):
+        torch.ops.dgcn.gat_spmm(rowptr, col, alpha, x[:, 1:])
+    with pytest.raises(TypeError, match='float32'):
+        torch.ops.dgcn.gat_spmm(rowptr, col, alpha, x.double())
