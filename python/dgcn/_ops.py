@@ -8,14 +8,16 @@ import torch
 from . import _C  # noqa: F401  (registers the schemas and kernels)
 
 
+# dtype rule of the SpMMs: the result has the dense input's dtype (float32
+# or bfloat16; value is float32 always, and every sum runs in float32).
 @torch.library.register_fake('dgcn::spmm')
 def _spmm_fake(rowptr, col, value, x):
-    return x.new_empty(rowptr.size(0) - 1, x.size(1), dtype=torch.float32)
+    return x.new_empty(rowptr.size(0) - 1, x.size(1))
 
 
 @torch.library.register_fake('dgcn::spmm_transposed')
 def _spmm_transposed_fake(rowptr, col, value, dy, num_cols):
-    return dy.new_empty(num_cols, dy.size(1), dtype=torch.float32)
+    return dy.new_empty(num_cols, dy.size(1))
 
 
 @torch.library.register_fake('dgcn::relu_dropout')
@@ -61,8 +63,9 @@ def _spmm_backward(ctx, dy):
         rows = torch.repeat_interleave(
             torch.arange(rowptr.numel() - 1, device=rowptr.device),
             rowptr.diff()).to(dy.device)
-        dvalue = (dy.index_select(0, rows) *
-                  x.index_select(0, col.long().to(x.device))).sum(1)
+        # Summed in value's float32, as the forward sums (bf16 dy and x).
+        dvalue = (dy.index_select(0, rows).to(value.dtype) * x.index_select(
+            0, col.long().to(x.device)).to(value.dtype)).sum(1)
         dvalue = dvalue.to(value.device)
     return None, None, dvalue, dx
 

@@ -303,8 +303,9 @@ class GCNConv(torch.nn.Module):
                    if isinstance(x, Tensor) else type(x).__name__)
             raise ValueError(f"GCNConv: x must be a [num_nodes, "
                              f"in_channels] tensor (got {got})")
-        if x.dtype != torch.float32:
-            raise TypeError(f"GCNConv: x must be float32 (got {x.dtype})")
+        if x.dtype not in (torch.float32, torch.bfloat16):
+            raise TypeError(f"GCNConv: x must be float32 or bfloat16 (got "
+                            f"{x.dtype})")
         if self._lazy():
             self.lin.weight.materialize((self.out_channels, x.size(1)))
             self.reset_parameters()

@@ -1,6 +1,6 @@
 // torch.ops.dgcn: the functions on tensors of the `dgcn` Python package
 // (dgcn.nn), registered as PyTorch's custom-op guide and pyg-lib do: a schema
-// per op, a kernel per dispatch key (CPU, CUDA, autocast to float32), and, in
+// per op, a kernel per dispatch key (CPU, CUDA, autocast to bfloat16), and, in
 // python/dgcn/_ops.py, a fake (Meta) kernel and the autograd formula, so that
 // autograd, torch.compile, torch.library.opcheck and TorchScript see them as
 // ordinary operators.
@@ -170,8 +170,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm_csc_op(const at::Tensor&
 
 void check_dense(const at::Tensor& x, const char* name) {
   TORCH_CHECK_VALUE(x.dim() == 2, "spmm: ", name, " must be 2-D (got ", x.sizes(), ")");
-  TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat, "spmm: ", name, " must be float32 (got ", x.scalar_type(),
-                   ")");
+  TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16, "spmm: ", name,
+                   " must be float32 or bfloat16 (got ", x.scalar_type(), ")");
 }
 
 // (rowptr, col, value) as a CSR matrix with `num_cols` columns on `device`
@@ -227,8 +227,23 @@ at::Tensor relu_dropout_op(const at::Tensor& x, double p, bool training) {
   return relu_dropout(x, p, training);
 }
 
-// Under autocast: the SpMM computes in float32 (x and value cast), as
-// PyTorch's autocast lists sparse products among its float32 ops.
+// Under autocast the SpMM is a matrix product like mm and linear, which
+// autocast runs in its lower precision: with dtype=torch.bfloat16, a float32
+// x is cast to bf16 (a differentiable cast: x's gradient stays float32) and
+// the result is bf16, its sums float32 all the same (Note [bf16 SpMM] in
+// models/cpu/spmm_kernel.h). value stays float32 (the normalization weights;
+// the kernel reads them so). Autocast to float16 has no kernel here: there
+// x is cast to float32 instead. Non-float32 x (float64) passes through
+// unchanged, as autocast leaves it, and the kernel names its dtype.
+at::Tensor autocast_dense(const at::Tensor& x, c10::DeviceType device_type) {
+  if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16 && x.scalar_type() != at::kHalf) {
+    return x;
+  }
+  const bool bf16 = at::autocast::get_autocast_dtype(device_type) == at::kBFloat16;
+  return x.to(bf16 ? at::kBFloat16 : at::kFloat);
+}
+
+template <c10::DeviceType kDevice>
 at::Tensor spmm_autocast(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
                          const at::Tensor& x) {
   const c10::impl::ExcludeDispatchKeyGuard no_autocast(
@@ -237,7 +252,19 @@ at::Tensor spmm_autocast(const at::Tensor& rowptr, const at::Tensor& col, const 
       c10::Dispatcher::singleton()
           .findSchemaOrThrow("dgcn::spmm", "")
           .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
-  return op.call(rowptr, col, value.to(at::kFloat), x.to(at::kFloat));
+  return op.call(rowptr, col, value.to(at::kFloat), autocast_dense(x, kDevice));
+}
+
+template <c10::DeviceType kDevice>
+at::Tensor spmm_transposed_autocast(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& value,
+                                    const at::Tensor& dy, int64_t num_cols) {
+  const c10::impl::ExcludeDispatchKeyGuard no_autocast(
+      c10::DispatchKeySet({c10::DispatchKey::AutocastCPU, c10::DispatchKey::AutocastCUDA}));
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("dgcn::spmm_transposed", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                               const at::Tensor&, int64_t)>();
+  return op.call(rowptr, col, value.to(at::kFloat), autocast_dense(dy, kDevice), num_cols);
 }
 
 }  // namespace
@@ -281,8 +308,10 @@ TORCH_LIBRARY_IMPL(dgcn, CUDA, m) {
 }
 
 TORCH_LIBRARY_IMPL(dgcn, AutocastCPU, m) {
-  m.impl("spmm", &dgcn::spmm_autocast);
+  m.impl("spmm", &dgcn::spmm_autocast<c10::DeviceType::CPU>);
+  m.impl("spmm_transposed", &dgcn::spmm_transposed_autocast<c10::DeviceType::CPU>);
 }
 TORCH_LIBRARY_IMPL(dgcn, AutocastCUDA, m) {
-  m.impl("spmm", &dgcn::spmm_autocast);
+  m.impl("spmm", &dgcn::spmm_autocast<c10::DeviceType::CUDA>);
+  m.impl("spmm_transposed", &dgcn::spmm_transposed_autocast<c10::DeviceType::CUDA>);
 }
