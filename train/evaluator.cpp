@@ -30,8 +30,12 @@ std::vector<int64_t> valid_then_test(std::span<const int64_t> valid, std::span<c
 }  // namespace
 
 Evaluator::Evaluator(const GraphStore& store, at::Tensor features, const TrainOptions& options,
-                     const PartitionedComm* partitioned)
-    : store_(store), features_(std::move(features)), options_(options), partitioned_(partitioned) {}
+                     Collectives* ranks, const PartitionedComm* partitioned)
+    : store_(store),
+      features_(std::move(features)),
+      options_(options),
+      ranks_(ranks),
+      partitioned_(partitioned) {}
 
 Evaluator::~Evaluator() = default;
 
@@ -43,8 +47,8 @@ std::pair<MetricSums, MetricSums> Evaluator::evaluate(GcnImpl& model) {
 }
 
 std::vector<int64_t> Evaluator::slice(std::span<const int64_t> nodes) const {
-  const IndexRange r =
-      evaluation_slice(static_cast<int64_t>(nodes.size()), options_.rank, options_.world_size);
+  const IndexRange r = evaluation_slice(static_cast<int64_t>(nodes.size()), ranks_ ? ranks_->rank() : 0,
+                                        ranks_ ? ranks_->size() : 1);
   return {nodes.begin() + r.begin, nodes.begin() + r.end};
 }
 

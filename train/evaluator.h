@@ -9,7 +9,7 @@
 // The caller sums the ranks' MetricSums; the metric is then exactly one
 // process's on the same weights.
 //
-//   Evaluator evaluator(store, features, options, partitioned);
+//   Evaluator evaluator(store, features, options, ranks, partitioned);
 //   auto [valid, test] = evaluator.evaluate(model);     // this rank's sums
 #pragma once
 
@@ -33,8 +33,9 @@ class Evaluator {
  public:
   // `store` (the model's input store) and `features` (its [nodes x F]
   // float32 features as a tensor) must outlive the evaluator; so must
-  // `partitioned`, given on a part of a partitioned graph.
-  Evaluator(const GraphStore& store, at::Tensor features, const TrainOptions& options,
+  // `ranks` (whose rank and size choose this rank's slice; nullptr: one
+  // process) and `partitioned`, given on a part of a partitioned graph.
+  Evaluator(const GraphStore& store, at::Tensor features, const TrainOptions& options, Collectives* ranks,
             const PartitionedComm* partitioned);
   ~Evaluator();
 
@@ -53,6 +54,7 @@ class Evaluator {
   const GraphStore& store_;
   const at::Tensor features_;
   const TrainOptions& options_;
+  Collectives* ranks_;
   const PartitionedComm* partitioned_;
   std::unique_ptr<NeighborLoader> loader_;  // kSampled, built on first use
 };

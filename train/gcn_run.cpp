@@ -141,8 +141,6 @@ void DdpGradSync::finish_backward() {
 
 GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const GcnRunOptions& run,
                         ProcessGroup& group, const GcnEpochCallback& on_epoch) {
-  options.rank = group.rank();
-  options.world_size = group.size();
   // One process needs no gradient sync; the group still serves the checkpoints.
   const bool distributed = group.size() > 1;
   TORCH_CHECK(!distributed || options.device == group.device(), "train_gcn: the ",

@@ -81,8 +81,8 @@ nlohmann::json gcn_run_config(const TrainOptions& options, const GraphStore& sto
 using GcnEpochCallback = std::function<void(const EpochReport&, const Trainer&)>;
 
 // Collective: trains options.epochs epochs in total on every rank of `group`
-// (options.rank / world_size are taken from the group; options.device must
-// match group.device() for NCCL). With run.resume, restores the newest
+// (the group's rank and size shard the work; options.device must match
+// group.device() for NCCL). With run.resume, restores the newest
 // checkpoint in run.checkpoint_dir on every rank and trains the epochs after
 // it; a checkpoint at or past options.epochs trains nothing and only
 // evaluates. Throws c10::Error / dgcn::Error on invalid options, on a

@@ -59,8 +59,6 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   DGCN_CHECK(store.task != Task::kNone, "train: the store has no labels (task none); nothing to train on");
   DGCN_CHECK(store.num_features > 0, "train: the store has no features");
   DGCN_CHECK(!o.fanouts.empty(), "train: needs at least one fanout (one per GCN layer)");
-  DGCN_CHECK(o.world_size >= 1 && o.rank >= 0 && o.rank < o.world_size, "train: rank {} of world size {}",
-             o.rank, o.world_size);
   DGCN_CHECK(
       o.epochs >= 0 && o.batch_size >= 1 && o.max_batches >= 0 && o.eval_every >= 1 && o.eval_batch_size >= 1,
       "train: epochs {}, batch size {}, max batches {}, eval every {}, eval batch size {}: expected >= 0, >= "
@@ -69,8 +67,8 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
       o.epochs, o.batch_size, o.max_batches, o.eval_every, o.eval_batch_size);
   ShardOptions shard;
   shard.seed = o.seed;
-  shard.rank = o.rank;
-  shard.world_size = o.world_size;
+  shard.rank = rank();
+  shard.world_size = world_size();
   shard.batch_size = o.batch_size;
   if (!partitioned) impl_->seeds = TrainingSeeds::of_store(store, shard);
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
@@ -92,9 +90,9 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   if (partitioned) {
     DGCN_CHECK(partitioned->map != nullptr && partitioned->loader != nullptr && partitioned->main != nullptr,
                "train: a partitioned graph needs the owner map and both exchanges");
-    DGCN_CHECK(o.world_size == store_.part.count && o.rank == store_.part.index,
+    DGCN_CHECK(world_size() == store_.part.count && rank() == store_.part.index,
                "train: rank {} of {} holds part {} of {}; a partitioned graph trains with one rank per part",
-               o.rank, o.world_size, store_.part.index, store_.part.count);
+               rank(), world_size(), store_.part.index, store_.part.count);
     DGCN_CHECK(
         o.eval_mode != EvalMode::kSampled,
         "train: --eval sampled is not available on a partitioned graph; use --eval full (layer-wise over the "
@@ -109,7 +107,7 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   impl_->optimizer = make_optimizer_decaying(
       o.optimizer, model_->parameters(),
       o.weight_decay_first_layer_only ? model_->conv(0)->parameters() : std::vector<at::Tensor>{});
-  impl_->evaluator = std::make_unique<Evaluator>(store_, impl_->features, options_, partitioned);
+  impl_->evaluator = std::make_unique<Evaluator>(store_, impl_->features, options_, ranks_, partitioned);
   if (partitioned) {
     // Note [Partitioned training]: one worker, so this rank's exchanges run in plan order.
     impl_->producer = std::make_unique<PartitionedBatchProducer>(
@@ -163,14 +161,14 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     const size_t per_rank = MetricSums{}.pack().size();
     DGCN_CHECK(
         start->state.size() % per_rank == 0 &&
-            start->state.size() / per_rank == static_cast<size_t>(o.world_size),
+            start->state.size() / per_rank == static_cast<size_t>(world_size()),
         "train: the in-epoch checkpoint was written by a run on {} rank(s); it resumes only on as many "
         "(this run has {})",
-        start->state.size() / per_rank, o.world_size);
+        start->state.size() / per_rank, world_size());
     DGCN_CHECK(start->batches >= 0 && start->batches <= num_batches,
                "train: the in-epoch checkpoint is after batch {}, but epoch {} has {} batches per rank",
                start->batches, epoch + 1, num_batches);
-    sums = MetricSums::unpack(std::span<const double>(start->state).subspan(per_rank * o.rank, per_rank));
+    sums = MetricSums::unpack(std::span<const double>(start->state).subspan(per_rank * rank(), per_rank));
     r.batches = start->batches;
   }
   impl_->loader->start_epoch(std::move(plan), r.batches);
@@ -190,7 +188,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     t = Clock::now();
     // Note [Trainer randomness]: the dropout masks of this batch and rank.
     torch::manual_seed(stream_key(o.seed, {kDropoutStream, static_cast<uint64_t>(epoch),
-                                           static_cast<uint64_t>(r.batches), static_cast<uint64_t>(o.rank)}));
+                                           static_cast<uint64_t>(r.batches), static_cast<uint64_t>(rank())}));
     impl_->optimizer->zero_grad();
     at::Tensor logits = model_->forward(in.blocks, in.x);
     at::Tensor loss;
@@ -204,7 +202,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
       // its sum scaled by world_size / (labelled seeds on all ranks).
       const std::vector<double> labelled = sum_over_ranks({static_cast<double>(in.labelled)});
       const at::Tensor sum = classification_loss_sum(store_.task, logits, in.y);
-      loss = labelled[0] > 0 ? sum * (o.world_size / labelled[0]) : logits.sum() * 0.0;
+      loss = labelled[0] > 0 ? sum * (world_size() / labelled[0]) : logits.sum() * 0.0;
       loss_value = in.labelled > 0 ? sum.item<double>() / static_cast<double>(in.labelled) : 0.0;
     }
     DGCN_CHECK(

@@ -22,8 +22,8 @@
 //
 // Distributed training plugs in through GradSync (the trainer knows no
 // process group; train/gcn_run.h implements it over the DDP module) and
-// options.rank / world_size, which shard the seeds of every epoch (equal
-// batch counts on every rank) and the evaluation nodes
+// the ranks' Collectives, whose rank and size shard the seeds of every
+// epoch (equal batch counts on every rank) and the evaluation nodes
 // (train/evaluation_split.h).
 //
 // Note [Partitioned training]
@@ -124,8 +124,8 @@ class Trainer {
   // the loader. `store` must outlive the trainer; with normalize_features
   // the trainer keeps its own normalized copy of the features. Throws
   // dgcn::Error / c10::Error on invalid options or a store without labels.
-  // A part of a partitioned graph needs `partitioned` (and options.rank /
-  // world_size = its index / the part count); construction is then
+  // A part of a partitioned graph needs `partitioned` and `ranks` (its rank
+  // / size = the part's index / the part count); construction is then
   // collective (the ranks agree on the training nodes).
   // Several ranks pass `sync` for the gradients and `ranks` (their process
   // group) for every other exchange: metric sums, gathers, the barrier
@@ -175,6 +175,9 @@ class Trainer {
   struct Impl;
   std::vector<double> sum_over_ranks(std::vector<double> values);
   std::vector<std::vector<double>> gather_over_ranks(const std::vector<double>& values);
+  // Asked of ranks_ (one process: rank 0 of 1).
+  int rank() const { return ranks_ ? ranks_->rank() : 0; }
+  int world_size() const { return ranks_ ? ranks_->size() : 1; }
 
   TrainOptions options_;
   GraphStore store_;  // shares the caller's buffers (features replaced when normalized)

@@ -1,7 +1,7 @@
 // What a GCN training run is told: the model, the optimizer, the sampling,
-// the evaluation, the threads and the rank (train/gcn_trainer.h trains
-// with them), and what a rank on one part of a partitioned graph needs
-// besides its part.
+// the evaluation and the threads (train/gcn_trainer.h trains with them; the
+// rank and the number of ranks are its Collectives'), and what a rank on one
+// part of a partitioned graph needs besides its part.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -51,8 +51,6 @@ struct TrainOptions {
   int64_t eval_batch_size = 4096;
   int64_t eval_every = 1;  // epochs between evaluations (the last epoch is always evaluated)
   int64_t eval_chunk_rows = 1 << 16;
-  int rank = 0;
-  int world_size = 1;
   SeedMode seeds = SeedMode::kGlobal;  // partitioned graphs only
 };
 

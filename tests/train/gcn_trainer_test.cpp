@@ -150,10 +150,6 @@ TEST(Trainer, RejectsBadSetups) {
   o.optimizer.lr = 0;
   EXPECT_THROW(Trainer(s, o), c10::Error);
   o = small_options();
-  o.rank = 2;
-  o.world_size = 2;
-  EXPECT_THROW(Trainer(s, o), Error);
-  o = small_options();
   o.eval_fanouts = {5};
   EXPECT_THROW(Trainer(s, o), Error);
   o = small_options();
