@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "fixtures.h"
 #include "models/full_blocks.h"
 #include "models/gat_reference.h"
 #include "models/random_parameters.h"
 #include "models/sage_norm.h"
+#include "sampling/neighbor_sampler.h"
 
 namespace dgcn {
 namespace {
@@ -50,6 +53,38 @@ TEST(SageNorm, FullNeighbourhoodBlockEqualsTheFullGraphMean) {
   for (int64_t k = 0; k < block.nnz(); ++k)
     EXPECT_EQ(batch.n_id[static_cast<size_t>(block.indices[k].item<int32_t>())],
               full.indices[k].item<int32_t>());
+}
+
+TEST(SageNorm, SampledMeanIsAnUnbiasedEstimateOfTheFullMean) {
+  // Note [SAGE mean of a sampled block]: the hub of a 21-node star, 3 of
+  // its 20 neighbours drawn per batch; the average of the sampled means over
+  // many batches approaches the full mean (a fixed seed: not flaky).
+  const GraphStore s = testing::make_store(testing::star_edges(21), 1, 2);
+  std::vector<double> feature(21);
+  for (int64_t v = 0; v < 21; ++v) feature[static_cast<size_t>(v)] = static_cast<double>((v * 7) % 11);
+  double full = 0;
+  for (int64_t v = 1; v < 21; ++v) full += feature[static_cast<size_t>(v)] / 20.0;
+  SamplerScratch scratch;
+  const std::vector<int64_t> seeds = {0};
+  const int64_t draws = 4000;
+  double sum = 0;
+  double sum_sq = 0;
+  for (int64_t d = 0; d < draws; ++d) {
+    const auto batch =
+        sample_neighbors(s.graph, seeds, SamplerOptions{.fanouts = {3}}, BatchKey{7, 0, d}, scratch);
+    const CsrTensor a = sage_block_adjacency(batch.blocks[0]);
+    ASSERT_EQ(a.nnz(), 3);
+    double mean = 0;
+    for (int64_t k = 0; k < 3; ++k)
+      mean += a.values[k].item<float>() *
+              feature[static_cast<size_t>(batch.n_id[static_cast<size_t>(a.indices[k].item<int32_t>())])];
+    sum += mean;
+    sum_sq += mean * mean;
+  }
+  const double avg = sum / draws;
+  const double sd = std::sqrt(sum_sq / draws - avg * avg);
+  EXPECT_GT(sd, 0.1);  // the draws do vary
+  EXPECT_NEAR(avg, full, 4 * sd / std::sqrt(static_cast<double>(draws)));
 }
 
 class SageConvTest : public ::testing::TestWithParam<std::tuple<AggregationOrder, bool>> {};
