@@ -163,12 +163,20 @@ def _to_cpp_names(state, num_layers):
     return out
 
 
-def load_checkpoint(path: str) -> GCN:
-    r""":meth:`GCN.from_checkpoint`."""
-    return GCN.from_checkpoint(path)
+def load_checkpoint(path: str):
+    r"""The model of a ``dgcn-train`` checkpoint, by the kind it records:
+    :meth:`GCN.from_checkpoint`, or for ``--model sage`` / ``gat``
+    :class:`~dgcn.nn.GraphSAGE` / :class:`~dgcn.nn.GAT`'s."""
+    from ._gnn_checkpoint import model_class
+    d = torch.load(path, map_location='cpu', weights_only=True)
+    kind = None
+    if isinstance(d, dict) and 'config' in d:
+        kind = json.loads(d['config']).get('model', {}).get('kind')
+    return (model_class(kind) or GCN).from_checkpoint(path)
 
 
-def save_checkpoint(model: GCN, path: str, store=None, epoch: int = 0,
+def save_checkpoint(model, path: str, store=None, epoch: int = 0,
                     seed: int = 0) -> None:
-    r""":meth:`GCN.save_checkpoint`."""
+    r"""The model's ``save_checkpoint`` (:class:`GCN`,
+    :class:`~dgcn.nn.GraphSAGE` or :class:`~dgcn.nn.GAT`)."""
     model.save_checkpoint(path, store, epoch, seed)

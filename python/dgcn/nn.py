@@ -8,9 +8,9 @@ from torch import Tensor
 
 from . import _C
 
-__all__ = ['GATConv', 'GCN', 'GCNConv', 'SAGEConv', 'gcn_norm',
-           'layerwise_inference', 'load_checkpoint', 'relu_dropout',
-           'save_checkpoint', 'trim_to_layer']
+__all__ = ['GAT', 'GATConv', 'GCN', 'GCNConv', 'GraphSAGE', 'SAGEConv',
+           'gcn_norm', 'layerwise_inference', 'load_checkpoint',
+           'relu_dropout', 'save_checkpoint', 'trim_to_layer']
 
 
 def gcn_norm(edge_index: Tensor, num_nodes: int,
@@ -517,3 +517,4 @@ from ._gat import GATConv  # noqa: E402
 from ._sage import SAGEConv  # noqa: E402
 # dgcn-train's model (checkpoint.py builds on the layers above).
 from .checkpoint import GCN, load_checkpoint, save_checkpoint  # noqa: E402
+from ._gnn_checkpoint import GAT, GraphSAGE  # noqa: E402
