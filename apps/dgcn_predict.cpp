@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
       "records the model, so there are no model flags. One JSON summary on stdout."};
   dgcn::cli::setup(app, "dgcn-predict");
   dgcn::PredictOptions o;
-  std::string data, device = "cpu", backend = "auto", what = "class,probs";
+  std::string data, device = "cpu", backend = "auto", what = "class,probs", precision;
   int threads = 0;
   dgcn::LaunchOptions launch;
   app.add_option("--checkpoint", o.checkpoint,
@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
                  "Embeddings: the number of the GCN layer whose output they are (1 = the first; 0: the last "
                  "before the classifier)")
       ->check(dgcn::cli::kNonNegative);
+  app.add_option("--precision", precision,
+                 "fp32 or bf16 inference (unset: the precision the checkpoint was trained in)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   dgcn::cli::add_device(app, device, "cpu, cuda (rank r of a node on cuda:r) or cuda:N");
   app.add_option("--backend", backend, "Collective backend: gloo (CPU), nccl (CUDA) or auto")
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
   dgcn::add_launch_flags(app, launch);
   if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-predict"));
+  if (!precision.empty()) o.precision = dgcn::parse_precision(precision);
   o.what.clear();
   for (size_t b = 0;;) {
     const size_t e = std::min(what.find(',', b), what.size());

@@ -41,6 +41,7 @@ struct AppOptions {
   std::string load = "auto";
   std::string optimizer = "adam";
   std::string seeds;  // "" = the default: local on a partitioned graph
+  std::string precision = "fp32";
   int threads = 0;
   bool gather_in_loader = false;
   bool overwrite_checkpoints = false;
@@ -114,6 +115,11 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
   app.add_flag(
       "--normalize-features", o.normalize_features,
       "PyG's NormalizeFeatures: shift by the smallest feature, divide each row by its sum (at least 1)");
+  app.add_option("--precision", a.precision,
+                 "fp32, or bf16: features, activations and matrix products in bfloat16, sums, weights, "
+                 "optimizer and loss in fp32 (fast on CPUs with AVX512-BF16/AMX; --version says); a "
+                 "checkpoint resumes only in its own precision")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   dgcn::cli::add_device(app, a.device,
                         "cpu, cuda (rank r of a node on cuda:r) or cuda:N (one rank per node on GPU N)");
   app.add_option("--backend", a.backend,
@@ -249,6 +255,7 @@ int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchO
   o.linear_head = a.head == "linear";
   o.optimizer.kind = dgcn::parse_optimizer(a.optimizer);
   o.norm = dgcn::parse_gcn_norm(a.norm);
+  o.precision = dgcn::parse_precision(a.precision);
   o.eval_mode = a.eval == "full"      ? dgcn::EvalMode::kFullNeighbour
                 : a.eval == "sampled" ? dgcn::EvalMode::kSampled
                                       : dgcn::EvalMode::kNone;

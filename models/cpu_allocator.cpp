@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace dgcn {
 namespace {
@@ -51,10 +52,16 @@ class CachingCpuAllocator final : public c10::Allocator {
   }
 
  private:
+  // raw_allocate/raw_deallocate (oneDNN's scratchpads, e.g. in bf16 GEMMs)
+  // need a DataPtr whose context is its data and a raw deleter: large blocks
+  // are found again by their address (in_use_), other pointers go back to
+  // the fallback allocator they came from.
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
   c10::DataPtr allocate_impl(size_t n) {
     if (n < kMinCachedBytes) return fallback_->allocate(n);
     LargeBlock* block = take(n);
-    return {block->data, block, &release, c10::Device(c10::DeviceType::CPU)};
+    return {block->data, block->data, &release, c10::Device(c10::DeviceType::CPU)};
   }
 
   LargeBlock* take(size_t n) {
@@ -68,6 +75,7 @@ class CachingCpuAllocator final : public c10::Allocator {
         free_.erase(it);
         cached_ -= b->bytes;
         ++reused_;
+        in_use_.emplace(b->data, b);
         return b;
       }
     }
@@ -82,13 +90,22 @@ class CachingCpuAllocator final : public c10::Allocator {
     madvise(p, bytes, MADV_HUGEPAGE);  // a hint; fine if THP is off
     MutexLock lock(&mutex_);
     mapped_ += bytes;
-    return new LargeBlock{p, bytes};
+    auto* block = new LargeBlock{p, bytes};
+    in_use_.emplace(p, block);
+    return block;
   }
 
-  static void release(void* ctx) {
-    auto* block = static_cast<LargeBlock*>(ctx);
+  static void release(void* data) {
     CachingCpuAllocator* self = instance();
     MutexLock lock(&self->mutex_);
+    const auto it = self->in_use_.find(data);
+    if (it == self->in_use_.end()) {
+      // A small block raw_allocate took from the fallback allocator.
+      self->fallback_->raw_deleter()(data);
+      return;
+    }
+    LargeBlock* block = it->second;
+    self->in_use_.erase(it);
     self->free_.emplace(block->bytes, block);
     self->cached_ += block->bytes;
     self->trim_locked();
@@ -117,6 +134,7 @@ class CachingCpuAllocator final : public c10::Allocator {
   c10::Allocator* fallback_;
   Mutex mutex_;
   std::multimap<size_t, LargeBlock*> free_ GUARDED_BY(mutex_);
+  std::unordered_map<void*, LargeBlock*> in_use_ GUARDED_BY(mutex_);  // by data address
   size_t cap_ GUARDED_BY(mutex_) = 0;
   size_t cached_ GUARDED_BY(mutex_) = 0;
   size_t mapped_ GUARDED_BY(mutex_) = 0;

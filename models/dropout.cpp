@@ -29,6 +29,13 @@ bool fused_cpu(const at::Tensor& x) {
   return x.device().is_cpu() && x.scalar_type() == at::kFloat && x.numel() <= int64_t{UINT32_MAX};
 }
 
+// bf16 activations (Note [Mixed precision] in models/gcn.h) go through the
+// fp32 kernel, cast around it: the masks are those of an fp32 run and, as
+// there, independent of the thread count (LibTorch's bernoulli is not).
+bool bf16_cpu(const at::Tensor& x) {
+  return x.device().is_cpu() && x.scalar_type() == at::kBFloat16;
+}
+
 class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x_in, double p) {
@@ -94,6 +101,7 @@ class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
 at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
   TORCH_CHECK(p >= 0 && p < 1, "relu_dropout: p must be in [0, 1) (got ", p, ")");
   if (!training) p = 0;
+  if (p > 0 && bf16_cpu(x)) return relu_dropout(x.to(at::kFloat), p, training).to(at::kBFloat16);
   if (!fused_cpu(x)) return p > 0 ? torch::dropout(torch::relu(x), p, true) : torch::relu(x);
   return ReluDropoutFunction::apply(x, p);
 }
@@ -101,6 +109,7 @@ at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
 at::Tensor dropout_features(const at::Tensor& x, double p, bool training) {
   TORCH_CHECK(p >= 0 && p < 1, "dropout_features: p must be in [0, 1) (got ", p, ")");
   if (!training || p == 0) return x;
+  if (bf16_cpu(x)) return dropout_features(x.to(at::kFloat), p, training).to(at::kBFloat16);
   if (!fused_cpu(x)) return torch::dropout(x, p, true);
   return DropoutFunction::apply(x, p);
 }

@@ -67,22 +67,33 @@ at::Tensor GCNConvImpl::forward_with(const CsrTensor& adj, const at::Tensor& x, 
   TORCH_CHECK(x.size(0) == adj.num_cols, "GCNConv: x has ", x.size(0), " rows but the block has ",
               adj.num_cols, " src nodes");
   if (order == AggregationOrder::kAggregateFirst) {
-    const at::Tensor z = aggregate(adj, x);
-    return bias.defined() ? torch::addmm(bias, z, weight) : torch::mm(z, weight);
+    const at::Tensor z = aggregate(adj, to_compute(x));
+    const at::Tensor w = to_compute(weight);
+    return bias.defined() ? torch::addmm(to_compute(bias), z, w) : torch::mm(z, w);
   }
   return add_bias(aggregate(adj, transform(x)));
 }
 
+at::ScalarType GCNConvImpl::compute_dtype() const {
+  return dgcn::compute_dtype(precision_);
+}
+
+at::Tensor GCNConvImpl::to_compute(const at::Tensor& t) const {
+  return t.scalar_type() == compute_dtype() ? t : t.to(compute_dtype());
+}
+
 at::Tensor GCNConvImpl::transform(const at::Tensor& x) const {
-  return torch::mm(x, weight);
+  return torch::mm(to_compute(x), to_compute(weight));
 }
 
 at::Tensor GCNConvImpl::aggregate(const CsrTensor& adj, const at::Tensor& h) const {
+  // bf16 rows are read as they are and summed in fp32, the result rounded
+  // once to bf16 (Note [bf16 SpMM] in models/cpu/spmm_kernel.h).
   return spmm_autograd(adj, h, spmm_backward_);
 }
 
 at::Tensor GCNConvImpl::add_bias(const at::Tensor& y) const {
-  return bias.defined() ? y + bias : y;
+  return bias.defined() ? y + to_compute(bias) : y;
 }
 
 GcnImpl::GcnImpl(const GcnOptions& options) : options_(options) {
@@ -99,6 +110,7 @@ GcnImpl::GcnImpl(const GcnOptions& options) : options_(options) {
     const bool last = l + 1 == options.num_layers;
     const int64_t out = last && !options.linear_head ? options.num_classes : options.hidden;
     convs_.push_back(register_module("conv" + std::to_string(l + 1), GCNConv(in, out)));
+    convs_.back()->set_precision(options.precision);
     in = out;
   }
   if (options.linear_head)
@@ -122,7 +134,15 @@ at::Tensor GcnImpl::activate(int64_t l, const at::Tensor& h) {
 }
 
 at::Tensor GcnImpl::head(const at::Tensor& h) {
-  return head_ ? head_->forward(h) : h;
+  if (options_.precision == Precision::kFp32) return head_ ? head_->forward(h) : h;
+  // Note [Mixed precision]: the head's product in bf16, the logits in fp32.
+  const GCNConvImpl& last = *convs_.back();
+  at::Tensor out = h;
+  if (head_) {
+    out = torch::nn::functional::linear(last.to_compute(h), last.to_compute(head_->weight),
+                                        last.to_compute(head_->bias));
+  }
+  return out.to(at::kFloat);
 }
 
 at::Tensor GcnImpl::forward(const std::vector<CsrTensor>& blocks, const at::Tensor& x) {

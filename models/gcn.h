@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/precision.h"
 #include "models/spmm.h"
 
 namespace dgcn {
@@ -28,6 +29,24 @@ namespace dgcn {
 // aggregate-first and an input that needs no gradient (the features) the
 // transposed SpMM disappears, while transform-first always needs it (for W).
 enum class AggregationOrder { kAggregateFirst, kTransformFirst };
+
+// Note [Mixed precision]
+// With Precision::kBf16 (models/precision.h) a layer computes in bfloat16:
+// its input (the features arrive in bf16 already, converted once at load;
+// fp32 rows are cast here), the SpMM's rows (summed in fp32), the dense
+// products (LibTorch's bf16 GEMM: oneDNN, AMX where the CPU has it) and its
+// output. The parameters stay fp32, the master copy the optimizer updates:
+// the layer casts them to bf16 inside forward, so autograd's cast node hands
+// back fp32 gradients (and the all-reduce averages fp32). The model's
+// logits are cast back to fp32 for the loss and the metrics (GcnImpl::head).
+// With kFp32 every cast is skipped: the fp32 model is unchanged bit for bit.
+
+// The dtype of features and activations under `p`: float32 or bfloat16.
+// Where the features tensor is made, `t.to(compute_dtype(p))` converts it
+// once (and is t itself under fp32).
+inline at::ScalarType compute_dtype(Precision p) {
+  return p == Precision::kBf16 ? at::kBFloat16 : at::kFloat;
+}
 const char* aggregation_order_name(AggregationOrder order);  // "aggregate-first", "transform-first"
 
 // Cost of one sparse multiply-add (one entry, one feature) in units of one
@@ -63,6 +82,13 @@ class GCNConvImpl : public torch::nn::Module {
   int64_t out_features() const { return out_features_; }
   // How the backward pass multiplies by Âᵀ (Note [SpMM backward]).
   void set_spmm_backward(SpmmBackward mode) { spmm_backward_ = mode; }
+  // The arithmetic of forward (Note [Mixed precision]); fp32 by default.
+  void set_precision(Precision p) { precision_ = p; }
+  Precision precision() const { return precision_; }
+  // The dtype of this layer's activations: float32 or bfloat16.
+  at::ScalarType compute_dtype() const;
+  // t in the compute dtype (t itself when it has it already).
+  at::Tensor to_compute(const at::Tensor& t) const;
 
   at::Tensor weight;  // [in x out]
   at::Tensor bias;    // [out], undefined without bias
@@ -71,6 +97,7 @@ class GCNConvImpl : public torch::nn::Module {
   int64_t in_features_;
   int64_t out_features_;
   SpmmBackward spmm_backward_ = SpmmBackward::kTransposedCsr;
+  Precision precision_ = Precision::kFp32;
 };
 TORCH_MODULE(GCNConv);
 
@@ -78,10 +105,11 @@ struct GcnOptions {
   int64_t in_features = 0;
   int64_t hidden = 128;
   int64_t num_classes = 0;
-  int64_t num_layers = 2;      // GCN layers = number of fanouts
-  double dropout = 0.5;        // after every hidden ReLU
-  double input_dropout = 0.0;  // on the input features (Kipf & Welling use 0.5 on Cora)
-  bool linear_head = false;    // a final Linear(hidden, classes) after the last GCN layer
+  int64_t num_layers = 2;                  // GCN layers = number of fanouts
+  double dropout = 0.5;                    // after every hidden ReLU
+  double input_dropout = 0.0;              // on the input features (Kipf & Welling use 0.5 on Cora)
+  bool linear_head = false;                // a final Linear(hidden, classes) after the last GCN layer
+  Precision precision = Precision::kFp32;  // Note [Mixed precision]
 };
 
 // L GCN layers with ReLU and dropout between them:

@@ -28,6 +28,11 @@ class EvalModeGuard {
   bool was_training_;
 };
 
+// The feature dtypes inference reads (Note [Mixed precision] in models/gcn.h).
+bool float_or_bf16(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
+}
+
 // rows ∪ neighbours(rows), sorted.
 std::vector<int64_t> with_neighbours(const Csr& graph, const std::vector<int64_t>& rows) {
   std::vector<uint8_t> mark(static_cast<size_t>(graph.num_nodes()), 0);
@@ -85,9 +90,9 @@ InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store,
   const int64_t n = store.num_nodes();
   const int64_t layers = model.num_layers();
   TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&
-                  features.size(1) == model.options().in_features && features.scalar_type() == at::kFloat,
-              "inference: features must be float32 [", n, " x ", model.options().in_features, "] (got ",
-              features.sizes(), ", ", features.scalar_type(), ")");
+                  features.size(1) == model.options().in_features && float_or_bf16(features),
+              "inference: features must be float32 or bfloat16 [", n, " x ", model.options().in_features,
+              "] (got ", features.sizes(), ", ", features.scalar_type(), ")");
   TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows,
               ")");
   TORCH_CHECK(embedding_layer >= 0 && embedding_layer <= layers, "inference: no layer ", embedding_layer,
@@ -147,6 +152,7 @@ InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store,
   out.logits = model.head(h).index_select(0, rows_of_nodes);
   if (embedding_layer == layers) out.embeddings = h.index_select(0, rows_of_nodes);
   if (embedding_layer > 0 && embedding_layer < layers) out.embeddings = embeddings;
+  if (out.embeddings.defined()) out.embeddings = out.embeddings.to(at::kFloat);  // bf16 layers
   return out;
 }
 
@@ -238,9 +244,9 @@ void fill_halo_rows(at::Tensor& x, int64_t n, const Halo& halo, Collectives& com
     const auto& serve = halo.serve[static_cast<size_t>(q)];
     send.append_value<int64_t>(static_cast<int64_t>(serve.size()));
     const size_t at = send.bytes.size();
-    send.bytes.resize(at + serve.size() * static_cast<size_t>(d) * sizeof(float));
+    send.bytes.resize(at + serve.size() * static_cast<size_t>(d) * x.element_size());
     at::Tensor rows =
-        at::from_blob(send.bytes.data() + at, {static_cast<int64_t>(serve.size()), d}, at::kFloat);
+        at::from_blob(send.bytes.data() + at, {static_cast<int64_t>(serve.size()), d}, x.scalar_type());
     at::index_select_out(rows, own, 0, torch::tensor(serve, torch::kLong));
     send.end_message();
   }
@@ -251,9 +257,10 @@ void fill_halo_rows(at::Tensor& x, int64_t n, const Halo& halo, Collectives& com
     const int64_t m = halo.owner_begin[static_cast<size_t>(q) + 1] - halo.owner_begin[static_cast<size_t>(q)];
     DGCN_CHECK(r.value<int64_t>() == m,
                "partitioned inference: rank {} sent another number of rows than asked", q);
-    const auto got = r.take<float>(static_cast<size_t>(m * d));
+    // The rows' bytes, in x's dtype (fp32, or bf16 under Note [Mixed precision]).
+    const auto got = r.take<std::byte>(static_cast<size_t>(m * d) * x.element_size());
     rows.narrow(0, halo.owner_begin[static_cast<size_t>(q)], m)
-        .copy_(at::from_blob(const_cast<float*>(got.data()), {m, d}, at::kFloat));
+        .copy_(at::from_blob(const_cast<std::byte*>(got.data()), {m, d}, x.scalar_type()));
   }
 }
 
@@ -268,9 +275,9 @@ InferenceOutputs partitioned_full_neighbour_outputs(
               "partitioned inference: rank ", comm.rank(), " of ", comm.size(),
               " must hold its own part (it holds part ", part.part.index, " of ", part.part.count, ")");
   TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&
-                  features.size(1) == model.options().in_features && features.scalar_type() == at::kFloat,
-              "partitioned inference: features must be float32 [", n, " x ", model.options().in_features,
-              "] (got ", features.sizes(), ", ", features.scalar_type(), ")");
+                  features.size(1) == model.options().in_features && float_or_bf16(features),
+              "partitioned inference: features must be float32 or bfloat16 [", n, " x ",
+              model.options().in_features, "] (got ", features.sizes(), ", ", features.scalar_type(), ")");
   TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows,
               ")");
   TORCH_CHECK(embedding_layer >= 0 && embedding_layer <= layers, "inference: no layer ", embedding_layer,
@@ -310,7 +317,8 @@ InferenceOutputs partitioned_full_neighbour_outputs(
         next.narrow(0, 0, n));
     x = next;
     if (l + 1 == embedding_layer) {
-      out.embeddings = x.narrow(0, 0, n).index_select(0, rows_of(nodes, row_in_part, x.device()));
+      out.embeddings =
+          x.narrow(0, 0, n).index_select(0, rows_of(nodes, row_in_part, x.device())).to(at::kFloat);
     }
   }
   out.logits = model.head(x.narrow(0, 0, n)).index_select(0, rows_of(nodes, row_in_part, x.device()));

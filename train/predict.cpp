@@ -107,6 +107,11 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
   g.dropout = field<double>(config, "model", "dropout", what);
   g.input_dropout = field<double>(config, "model", "input_dropout", what);
   g.linear_head = field<std::string>(config, "model", "head", what) == "linear";
+  // Records from before model.precision were fp32 runs.
+  const Precision trained = config["model"].contains("precision")
+                                ? parse_precision(field<std::string>(config, "model", "precision", what))
+                                : Precision::kFp32;
+  g.precision = o.precision.value_or(trained);
   DGCN_CHECK(store.num_features == g.in_features, "predict: the model reads {} features, the store has {}",
              g.in_features, store.num_features);
   DGCN_CHECK(store.task == Task::kNone || store.num_classes == g.num_classes,
@@ -133,6 +138,7 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
       input_features(store, field<bool>(config, "model", "normalize_features", what), compute_threads);
   const at::Tensor features = torch::from_blob(const_cast<float*>(inputs.features.as<float>().data()),
                                                {store.num_nodes(), store.num_features}, torch::kFloat);
+  const at::Tensor model_features = features.to(compute_dtype(g.precision));  // bf16: converted once
 
   const std::vector<int64_t> nodes = resolve_nodes(store, o.nodes);
   const auto n = static_cast<int64_t>(nodes.size());
@@ -144,7 +150,7 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
   io.device = o.device;
   InferenceOutputs local;
   if (!mine.empty()) {
-    local = full_neighbour_outputs(*model, inputs, features, mine, io, wants("embeddings") ? layer : 0);
+    local = full_neighbour_outputs(*model, inputs, model_features, mine, io, wants("embeddings") ? layer : 0);
   } else {
     local.logits = at::empty({0, g.num_classes});
     if (wants("embeddings")) local.embeddings = at::empty({0, model->layer_out_features(layer - 1)});
@@ -155,8 +161,11 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
   if (group.rank() != 0) return nullptr;
 
   // The metric over the chosen nodes that have labels (Note [Unlabelled nodes]).
-  nlohmann::json summary = {
-      {"rows", n}, {"checkpoint", what}, {"epoch", checkpoint->state.epoch}, {"nodes", o.nodes}};
+  nlohmann::json summary = {{"rows", n},
+                            {"checkpoint", what},
+                            {"epoch", checkpoint->state.epoch},
+                            {"nodes", o.nodes},
+                            {"precision", precision_name(g.precision)}};
   if (store.task != Task::kNone && n > 0) {
     const at::Tensor targets = targets_of(store, nodes);
     const MetricSums m = batch_metrics(store.task, logits, targets);

@@ -17,11 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "distributed/process_group.h"
 #include "graph/graph_store.h"
+#include "models/precision.h"
 
 namespace dgcn {
 
@@ -37,6 +39,9 @@ struct PredictOptions {
   int64_t layer = 0;
   int64_t chunk_rows = 1 << 16;                            // inference rows per chunk
   c10::Device device = c10::Device(c10::DeviceType::CPU);  // where inference runs
+  // fp32 or bf16 inference (Note [Mixed precision] in models/gcn.h); unset:
+  // the precision the checkpoint was trained in.
+  std::optional<Precision> precision;
 };
 
 // Collective over `group`. Returns

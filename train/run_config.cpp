@@ -25,6 +25,11 @@ ConfigComparison compare_configs(const nlohmann::json& checkpoint, const nlohman
   std::map<std::string, nlohmann::json> a, b;
   flatten(checkpoint, "", a);
   flatten(run, "", b);
+  // Records written before model.precision existed were fp32 runs.
+  for (auto* side : {&a, &b}) {
+    if (!side->count("model.precision") && (a.count("model.precision") || b.count("model.precision")))
+      (*side)["model.precision"] = "fp32";
+  }
   std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> both;
   for (const auto& [k, v] : a) both[k].first = v;
   for (const auto& [k, v] : b) both[k].second = v;

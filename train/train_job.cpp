@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/timing.h"
 #include "train/gcn_run.h"
@@ -34,6 +35,26 @@ nlohmann::json exchange_json(const EpochReport& r, int world_size) {
             {"feature_bytes", x.feature_bytes / batches},
             {"bytes", (x.id_bytes + x.pick_bytes + x.feature_bytes) / batches},
             {"seconds", x.seconds / batches}}}};
+}
+
+// The bytes of the feature matrix the model reads (Note [Mixed precision]
+// in models/gcn.h: bf16 runs hold it in half the bytes).
+double feature_bytes(const GraphStore& store, Precision p) {
+  return static_cast<double>(store.num_nodes()) * static_cast<double>(store.num_features) *
+         (p == Precision::kBf16 ? 2.0 : 4.0);
+}
+
+// The run's precision and, for bf16 on the CPU, whether the CPU's bf16
+// instructions (AVX512-BF16, AMX-BF16) carried it or it ran slower without.
+nlohmann::json precision_summary(const TrainOptions& o) {
+  nlohmann::json j = {{"name", precision_name(o.precision)}};
+  if (o.precision == Precision::kBf16 && o.device.is_cpu()) {
+    const CpuBf16Support cpu = cpu_bf16_support();
+    j["cpu_bf16_instructions"] = cpu.fast();
+    if (!cpu.fast())
+      j["note"] = "this CPU lacks AVX512-BF16/AMX-BF16: bf16 ran correctly but slower than fp32";
+  }
+  return j;
 }
 
 nlohmann::json epoch_json(const EpochReport& r, const std::string& metric, int world_size) {
@@ -128,6 +149,11 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
                store.test_nodes().size());
 
   run.config = gcn_run_config(o, store, run.data_path, group.size(), run.partition);
+  if (rank0 && o.precision == Precision::kBf16 && o.device.is_cpu() && !cpu_bf16_support().fast()) {
+    spdlog::warn(
+        "--precision bf16: this CPU lacks AVX512-BF16/AMX-BF16; bf16 runs correctly but slower than "
+        "fp32 here");
+  }
   const std::string metric = metric_name(store.task);
   std::unique_ptr<MetricsLog> metrics;
   std::vector<CurvePoint> earlier;  // a resumed run's epochs before its first, from --metrics-out
@@ -182,7 +208,11 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
                     {"eval_s", s.eval_s},
                     {"total_s", seconds_since(start)},
                     {"param_digest", s.param_digest},
-                    {"memory", {{"graph_bytes", graph_bytes}, {"peak_rss_bytes", peak_rss}}},
+                    {"memory",
+                     {{"graph_bytes", graph_bytes},
+                      {"peak_rss_bytes", peak_rss},
+                      {"feature_bytes", feature_bytes(store, o.precision)}}},
+                    {"precision", precision_summary(o)},
                     {"config", summary.config}};
   if (metrics) result.files_written.push_back(job.metrics_out);
   result.curve = curve;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/gcn_norm.h"
+#include "models/precision.h"
 #include "partition/collectives.h"
 #include "partition/part_map.h"
 #include "sampling/loader.h"
@@ -38,6 +39,9 @@ struct TrainOptions {
   GcnNorm norm = GcnNorm::kFullGraph;
   bool normalize_features = false;  // PyG's NormalizeFeatures (normalized_features below)
   c10::Device device = c10::Device(c10::DeviceType::CPU);
+  // bf16: mixed precision (Note [Mixed precision] in models/gcn.h); the
+  // features are converted to bf16 once, when the trainer starts.
+  Precision precision = Precision::kFp32;
   uint64_t seed = 0;
   int compute_threads = 0;  // threads of our CPU kernels and loads (0: LibTorch's count); the caller sets
                             // LibTorch's own (apps/cli/process_settings.h)

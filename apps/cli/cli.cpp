@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/error_report.h"
 #include "base/version.h"
@@ -132,8 +133,9 @@ const CLI::Validator kNonNegative = number_check(
 void setup(CLI::App& app, const std::string& binary) {
   app.name(binary);
   app.set_version_flag(
-      "--version", binary + " " + dgcn_version() + "\n" + build_description(),
-      "Print the version, the LibTorch and whether CUDA, cuSPARSE and NCCL are compiled in, and exit");
+      "--version", binary + " " + dgcn_version() + "\n" + build_description() + "\n" + cpu_bf16_description(),
+      "Print the version, the LibTorch, whether CUDA, cuSPARSE and NCCL are compiled in and whether this "
+      "CPU has bf16 instructions, and exit");
   app.option_defaults()->always_capture_default();
   // A flag given twice: the last one counts (a script's defaults, then the user's).
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -38,5 +38,28 @@ TEST(CpuAllocator, ReusesLargeBlocksAndLeavesSmallOnesAlone) {
   install_caching_cpu_allocator(size_t{64} << 20);
 }
 
+// oneDNN takes its scratchpads with raw_allocate / raw_deallocate (the bf16
+// GEMM does, Note [Mixed precision] in models/gcn.h): large and small.
+TEST(CpuAllocator, ServesRawAllocations) {
+  install_caching_cpu_allocator(size_t{64} << 20);
+  c10::Allocator* a = c10::GetAllocator(c10::DeviceType::CPU);
+  const auto before = cpu_allocator_stats();
+  void* large = a->raw_allocate(size_t{12} << 20);
+  static_cast<char*>(large)[0] = 1;
+  a->raw_deallocate(large);
+  void* small = a->raw_allocate(100);
+  static_cast<char*>(small)[99] = 1;
+  a->raw_deallocate(small);
+  void* again = a->raw_allocate(size_t{12} << 20);
+  EXPECT_EQ(again, large) << "the freed large block is reused";
+  a->raw_deallocate(again);
+  EXPECT_EQ(cpu_allocator_stats().reused - before.reused, 1);
+  // A bf16 matrix product through oneDNN.
+  const auto x = torch::rand({3000, 100}).to(torch::kBFloat16);
+  const auto w = torch::rand({100, 128}).to(torch::kBFloat16);
+  EXPECT_TRUE(torch::allclose(torch::mm(x, w).to(torch::kFloat),
+                              torch::mm(x.to(torch::kFloat), w.to(torch::kFloat)), 0.02, 0.5));
+}
+
 }  // namespace
 }  // namespace dgcn
