@@ -259,6 +259,45 @@ at::Tensor spmm_forward(const CsrTensor& a, const at::Tensor& alpha, const at::T
   return out;
 }
 
+// The gradients of gat_spmm (gat_kernels.h), either one skipped when not wanted.
+std::pair<at::Tensor, at::Tensor> spmm_backward(const CsrTensor& a, const at::Tensor& alpha,
+                                                const at::Tensor& x, const at::Tensor& dout_in,
+                                                bool want_alpha, bool want_x) {
+  const at::Tensor dout = dout_in.contiguous();
+  const int64_t heads = x.size(1);
+  const int64_t channels = x.size(2);
+  at::Tensor dalpha;
+  at::Tensor dx;
+  if (want_alpha) dalpha = at::empty_like(alpha);
+  if (want_x) dx = at::empty_like(x);
+  if (a.device().is_cuda()) {
+#ifdef DGCN_WITH_TORCH_CUDA
+    cuda::gat_spmm_backward_cuda(a, alpha, x, dout, dalpha, dx);
+#else
+    no_cuda("gat_spmm backward");
+#endif
+  } else {
+    visit_index(a, [&](auto ref) {
+      using Index = std::remove_const_t<std::remove_pointer_t<decltype(ref.indices)>>;
+      if (dalpha.defined()) {
+        for_row_ranges(ref.indptr, ref.num_rows, heads * channels, [&](int64_t b, int64_t end) {
+          cpu::gat_spmm_alpha_grad_rows(ref, dout.data_ptr<float>(), x.data_ptr<float>(), heads, channels,
+                                        dalpha.data_ptr<float>(), b, end);
+        });
+      }
+      if (dx.defined()) {
+        const EdgeTransposeTensors tt = transpose_edges_cpu(a);
+        const auto t = transpose_ref<Index>(tt, a.num_cols);
+        for_row_ranges(t.indptr, a.num_cols, heads * channels, [&](int64_t b, int64_t end) {
+          cpu::gat_spmm_x_grad_cols(t, alpha.data_ptr<float>(), dout.data_ptr<float>(), heads, channels,
+                                    dx.data_ptr<float>(), b, end);
+        });
+      }
+    });
+  }
+  return {dalpha, dx};
+}
+
 class GatSpmmFunction : public torch::autograd::Function<GatSpmmFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& alpha, const at::Tensor& x,
@@ -271,40 +310,8 @@ class GatSpmmFunction : public torch::autograd::Function<GatSpmmFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const CsrTensor a = load_adj(ctx);
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor& alpha = saved[0];
-    const at::Tensor& x = saved[1];
-    const at::Tensor dout = grads[0].contiguous();
-    const int64_t heads = x.size(1);
-    const int64_t channels = x.size(2);
-    at::Tensor dalpha;
-    at::Tensor dx;
-    if (ctx->needs_input_grad(0)) dalpha = at::empty_like(alpha);
-    if (ctx->needs_input_grad(1)) dx = at::empty_like(x);
-    if (a.device().is_cuda()) {
-#ifdef DGCN_WITH_TORCH_CUDA
-      cuda::gat_spmm_backward_cuda(a, alpha, x, dout, dalpha, dx);
-#else
-      no_cuda("gat_spmm backward");
-#endif
-    } else {
-      visit_index(a, [&](auto ref) {
-        using Index = std::remove_const_t<std::remove_pointer_t<decltype(ref.indices)>>;
-        if (dalpha.defined()) {
-          for_row_ranges(ref.indptr, ref.num_rows, heads * channels, [&](int64_t b, int64_t end) {
-            cpu::gat_spmm_alpha_grad_rows(ref, dout.data_ptr<float>(), x.data_ptr<float>(), heads, channels,
-                                          dalpha.data_ptr<float>(), b, end);
-          });
-        }
-        if (dx.defined()) {
-          const EdgeTransposeTensors tt = transpose_edges_cpu(a);
-          const auto t = transpose_ref<Index>(tt, a.num_cols);
-          for_row_ranges(t.indptr, a.num_cols, heads * channels, [&](int64_t b, int64_t end) {
-            cpu::gat_spmm_x_grad_cols(t, alpha.data_ptr<float>(), dout.data_ptr<float>(), heads, channels,
-                                      dx.data_ptr<float>(), b, end);
-          });
-        }
-      });
-    }
+    auto [dalpha, dx] =
+        spmm_backward(a, saved[0], saved[1], grads[0], ctx->needs_input_grad(0), ctx->needs_input_grad(1));
     return {dalpha, dx, at::Tensor()};
   }
 };
@@ -333,6 +340,20 @@ at::Tensor gat_spmm(const CsrTensor& adj, const at::Tensor& alpha, const at::Ten
   check_operand(adj, x, "gat_spmm", "x", 3, adj.num_cols);
   TORCH_CHECK(alpha.size(1) == x.size(1), "gat_spmm: alpha has ", alpha.size(1), " heads and x ", x.size(1));
   return GatSpmmFunction::apply(alpha.contiguous(), x.contiguous(), adj);
+}
+
+std::pair<at::Tensor, at::Tensor> gat_spmm_backward(const CsrTensor& adj, const at::Tensor& alpha,
+                                                    const at::Tensor& x, const at::Tensor& dout,
+                                                    bool want_alpha, bool want_x) {
+  adj.check("gat_spmm_backward");
+  check_operand(adj, alpha, "gat_spmm_backward", "alpha", 2, adj.nnz());
+  check_operand(adj, x, "gat_spmm_backward", "x", 3, adj.num_cols);
+  check_operand(adj, dout, "gat_spmm_backward", "dout", 3, adj.num_rows);
+  TORCH_CHECK(alpha.size(1) == x.size(1) && dout.size(1) == x.size(1) && dout.size(2) == x.size(2),
+              "gat_spmm_backward: alpha ", alpha.sizes(), ", x ", x.sizes(), " and dout ", dout.sizes(),
+              " disagree on heads or features");
+  at::NoGradGuard no_grad;
+  return spmm_backward(adj, alpha.contiguous(), x.contiguous(), dout, want_alpha, want_x);
 }
 
 bool gat_has_cuda() {

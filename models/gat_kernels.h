@@ -21,6 +21,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <utility>
+
 #include "models/spmm.h"
 
 namespace dgcn {
@@ -37,6 +39,15 @@ at::Tensor edge_softmax(const CsrTensor& adj, const at::Tensor& e);
 // [num_dst x H x C]. Rows of x are read once per entry: x is made
 // contiguous first.
 at::Tensor gat_spmm(const CsrTensor& adj, const at::Tensor& alpha, const at::Tensor& x);
+
+// The backward of (c) without autograd, for callers that record their own
+// (a torch op's autograd formula): dalpha [nnz x H] = <dout[i, h, :], x[j, h, :]>
+// per entry, and dx [num_src x H x C] = the transposed weighted sum of dout;
+// each undefined when not wanted. Same kernels, same order, as the autograd
+// backward of gat_spmm.
+std::pair<at::Tensor, at::Tensor> gat_spmm_backward(const CsrTensor& adj, const at::Tensor& alpha,
+                                                    const at::Tensor& x, const at::Tensor& dout,
+                                                    bool want_alpha = true, bool want_x = true);
 
 // Whether the GAT kernels can run on CUDA tensors in this build.
 bool gat_has_cuda();

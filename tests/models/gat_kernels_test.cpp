@@ -116,6 +116,23 @@ TEST(GatKernels, SoftmaxAndSpmmEachMatchDenseWithGradients) {
   expect_close(x.grad(), xd.grad(), "d x");
 }
 
+TEST(GatKernels, SpmmBackwardWithoutAutogradEqualsTheAutogradOne) {
+  torch::manual_seed(10);
+  const CsrTensor adj = small_adjacency();
+  auto w = torch::randn({adj.nnz(), 3}).requires_grad_(true);
+  auto x = torch::randn({adj.num_cols, 3, 4}).requires_grad_(true);
+  const auto dout = torch::randn({adj.num_rows, 3, 4});
+  gat_spmm(adj, w, x).backward(dout);
+  const auto [dw, dx] = gat_spmm_backward(adj, w.detach(), x.detach(), dout);
+  EXPECT_TRUE(torch::equal(dw, w.grad()));
+  EXPECT_TRUE(torch::equal(dx, x.grad()));
+  const auto [none, dx_only] = gat_spmm_backward(adj, w.detach(), x.detach(), dout, false, true);
+  EXPECT_FALSE(none.defined());
+  EXPECT_TRUE(torch::equal(dx_only, x.grad()));
+  EXPECT_THROW(gat_spmm_backward(adj, w.detach(), x.detach(), torch::randn({adj.num_rows, 3, 5})),
+               c10::Error);
+}
+
 TEST(GatKernels, Int64IndicesGiveTheSameResult) {
   torch::manual_seed(5);
   CsrTensor adj = small_adjacency();
