@@ -55,16 +55,9 @@ class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const at::Tensor y = ctx->get_saved_variables()[0];
-    const at::Tensor dy = grads[0].contiguous();
-    at::Tensor dx = at::empty_like(dy);
-    const auto scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
-    const float* dyp = dy.data_ptr<float>();
-    const float* yp = y.data_ptr<float>();
-    float* dxp = dx.data_ptr<float>();
-    at::parallel_for(0, dy.numel(), kElementGrain,
-                     [&](int64_t b, int64_t e) { cpu::relu_dropout_backward(dyp, yp, dxp, scale, b, e); });
-    return {dx, at::Tensor()};
+    return {
+        relu_dropout_backward(ctx->get_saved_variables()[0], grads[0], ctx->saved_data["scale"].toDouble()),
+        at::Tensor()};
   }
 };
 
@@ -97,6 +90,23 @@ class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
 };
 
 }  // namespace
+
+at::Tensor relu_dropout_backward(const at::Tensor& y_in, const at::Tensor& dy_in, double scale) {
+  TORCH_CHECK(y_in.sizes() == dy_in.sizes(), "relu_dropout_backward: y ", y_in.sizes(), " and dy ",
+              dy_in.sizes(), " differ in shape");
+  if (!(fused_cpu(y_in) && fused_cpu(dy_in))) {
+    return at::where(y_in > 0, dy_in * scale, at::zeros({}, dy_in.options()));
+  }
+  const at::Tensor y = y_in.contiguous(), dy = dy_in.contiguous();
+  at::Tensor dx = at::empty_like(dy);
+  const auto s = static_cast<float>(scale);
+  const float* dyp = dy.data_ptr<float>();
+  const float* yp = y.data_ptr<float>();
+  float* dxp = dx.data_ptr<float>();
+  at::parallel_for(0, dy.numel(), kElementGrain,
+                   [&](int64_t b, int64_t e) { cpu::relu_dropout_backward(dyp, yp, dxp, s, b, e); });
+  return dx;
+}
 
 at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
   TORCH_CHECK(p >= 0 && p < 1, "relu_dropout: p must be in [0, 1) (got ", p, ")");

@@ -14,6 +14,12 @@ namespace dgcn {
 // 1 / (1 - p)). Not training, or p == 0: ReLU only.
 at::Tensor relu_dropout(const at::Tensor& x, double p, bool training);
 
+// The gradient of relu_dropout from its output y: dy * scale where y > 0,
+// else 0 (the output is positive exactly where x was and the mask kept it;
+// scale 1 / (1 - p), or 1 not training). One pass on float32 CPU tensors
+// (what relu_dropout's own backward runs); LibTorch's ops elsewhere.
+at::Tensor relu_dropout_backward(const at::Tensor& y, const at::Tensor& dy, double scale);
+
 // Dropout alone (input features), same scheme; not training or p == 0: x itself.
 at::Tensor dropout_features(const at::Tensor& x, double p, bool training);
 

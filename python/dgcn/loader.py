@@ -11,6 +11,9 @@ from .nn import _csc_edge_index, _NormCache
 __all__ = ['NeighborLoader']
 
 
+_SPLIT_MASKS = ('train_mask', 'val_mask', 'test_mask')  # a store's splits
+
+
 def _dist_rank_world():
     dist = torch.distributed
     if dist.is_available() and dist.is_initialized():
@@ -209,6 +212,9 @@ class NeighborLoader:
         self._node_attrs = {}
         self._graph_attrs = {}
         self._edge_attrs = {}  # name: (tensor, PyG's dimension of edges)
+        # A store's train/val/test masks as bits of one byte per node: one
+        # gather per batch instead of three.
+        self._split_bits = None
         if self.partition is not None:
             # Labels come with each batch, for its seeds (the part holds no
             # other node's).
@@ -220,10 +226,11 @@ class NeighborLoader:
             self._y = _labels(data)
             self._x = None
             n = data.num_nodes
-            for name, index in (('train_mask', data.train_index),
-                                ('val_mask', data.val_index),
-                                ('test_mask', data.test_index)):
-                self._node_attrs[name] = _mask(index, n)
+            bits = torch.zeros(n, dtype=torch.uint8)
+            for bit, index in enumerate((data.train_index, data.val_index,
+                                         data.test_index)):
+                bits |= _mask(index, n).to(torch.uint8) << bit
+            self._split_bits = bits
         else:
             self.store = from_pyg(data)
             self._y = getattr(data, 'y', None)
@@ -428,12 +435,16 @@ class _Iterator:
         batch = Data(x=x, edge_index=edge_index, n_id=n_id,
                      num_nodes=n_id.numel())
         if loader._y is not None:
-            batch.y = loader._y[n_id.to(loader._y.device)]
+            batch.y = loader._y.index_select(0, n_id.to(loader._y.device))
         elif seed_y is not None:  # a partition's: the seeds' labels, -1 after
             batch.y = torch.full((n_id.numel(), ), -1, dtype=torch.long)
             batch.y[:batch_size] = seed_y
+        if loader._split_bits is not None:
+            bits = loader._split_bits.index_select(0, n_id)
+            for bit, key in enumerate(_SPLIT_MASKS):
+                batch[key] = (bits & (1 << bit)) != 0
         for key, value in loader._node_attrs.items():
-            batch[key] = value[n_id.to(value.device)]
+            batch[key] = value.index_select(0, n_id.to(value.device))
         for key, value in loader._graph_attrs.items():
             batch[key] = value
         if loader._edge_ids is not None:
