@@ -25,6 +25,13 @@ def _relu_dropout_fake(x, p, training):
     return torch.empty_like(x)
 
 
+@torch.library.register_fake('dgcn::relu_dropout_backward')
+def _relu_dropout_backward_fake(y, dy, scale):
+    torch._check(y.shape == dy.shape, lambda: "relu_dropout_backward: "
+                 "y and dy differ in shape")
+    return torch.empty_like(dy)
+
+
 def _normalized_csr_fake(num_nodes, num_dst):
     # The entry count depends on the edges' values (self-loops are dropped
     # and one added per row): a size the data decides.
@@ -83,7 +90,7 @@ def _relu_dropout_setup(ctx, inputs, output):
 def _relu_dropout_backward(ctx, dy):
     # The output is positive exactly where x was and the mask kept it.
     (y, ) = ctx.saved_tensors
-    return torch.where(y > 0, dy * ctx.scale, torch.zeros_like(dy)), None, None
+    return torch.ops.dgcn.relu_dropout_backward(y, dy, ctx.scale), None, None
 
 
 torch.library.register_autograd('dgcn::relu_dropout', _relu_dropout_backward,

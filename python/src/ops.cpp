@@ -10,6 +10,7 @@
 //   out = torch.ops.dgcn.spmm(rowptr, col, value, x)      # Â · x
 //   dx = torch.ops.dgcn.spmm_transposed(rowptr, col, value, dy, num_cols)  # Âᵀ · dy
 //   y = torch.ops.dgcn.relu_dropout(x, p, training)       # dropout(relu(x)), fused
+//   dx = torch.ops.dgcn.relu_dropout_backward(y, dy, scale)  # its gradient, one pass
 //
 // All are thin: the normalization is models/gcn_norm.h's normalize_block
 // over the edges as one block, the products models/spmm.h's spmm, the
@@ -227,6 +228,19 @@ at::Tensor relu_dropout_op(const at::Tensor& x, double p, bool training) {
   return relu_dropout(x, p, training);
 }
 
+// relu_dropout's gradient from its output (models/dropout.h): registered in
+// Python as its backward, one pass where torch's where/gt/mul take four.
+at::Tensor relu_dropout_backward_op(const at::Tensor& y, const at::Tensor& dy, double scale) {
+  TORCH_CHECK_VALUE(y.sizes() == dy.sizes(), "relu_dropout_backward: y ", y.sizes(), " and dy ", dy.sizes(),
+                    " differ in shape");
+  TORCH_CHECK_TYPE(at::isFloatingType(y.scalar_type()) && at::isFloatingType(dy.scalar_type()),
+                   "relu_dropout_backward: y and dy must be floating point (got ", y.scalar_type(), ", ",
+                   dy.scalar_type(), ")");
+  TORCH_CHECK_VALUE(y.device() == dy.device(), "relu_dropout_backward: y and dy must be on one device (got ",
+                    y.device(), ", ", dy.device(), ")");
+  return relu_dropout_backward(y, dy, scale);
+}
+
 // Under autocast the SpMM is a matrix product like mm and linear, which
 // autocast runs in its lower precision: with dtype=torch.bfloat16, a float32
 // x is cast to bf16 (a differentiable cast: x's gradient stays float32) and
@@ -285,6 +299,7 @@ TORCH_LIBRARY(dgcn, m) {
   m.def("spmm(Tensor rowptr, Tensor col, Tensor value, Tensor x) -> Tensor");
   m.def("spmm_transposed(Tensor rowptr, Tensor col, Tensor value, Tensor dy, int num_cols) -> Tensor");
   m.def("relu_dropout(Tensor x, float p, bool training) -> Tensor");
+  m.def("relu_dropout_backward(Tensor y, Tensor dy, float scale) -> Tensor");
 }
 
 namespace {
@@ -297,6 +312,7 @@ void impl_device_kernels(torch::Library& m) {
   m.impl("spmm", &dgcn::spmm_op);
   m.impl("spmm_transposed", &dgcn::spmm_transposed_op);
   m.impl("relu_dropout", &dgcn::relu_dropout_op);
+  m.impl("relu_dropout_backward", &dgcn::relu_dropout_backward_op);
 }
 }  // namespace
 

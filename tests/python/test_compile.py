@@ -40,6 +40,9 @@ def test_opcheck_every_op():
                           (x.clone().requires_grad_(), 0.0, True))
     torch.library.opcheck(torch.ops.dgcn.relu_dropout.default,
                           (x.clone().requires_grad_(), 0.5, False))
+    y = dgcn.nn.relu_dropout(x, p=0.5, training=True)
+    torch.library.opcheck(torch.ops.dgcn.relu_dropout_backward.default,
+                          (y, torch.randn_like(y), 2.0))
 
 
 def test_spmm_gradients_match_dense():
