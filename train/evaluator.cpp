@@ -30,18 +30,14 @@ std::vector<int64_t> valid_then_test(std::span<const int64_t> valid, std::span<c
 }  // namespace
 
 Evaluator::Evaluator(const GraphStore& store, at::Tensor features, const TrainOptions& options,
-                     Collectives* ranks, const PartitionedComm* partitioned)
-    : store_(store),
-      features_(std::move(features)),
-      options_(options),
-      ranks_(ranks),
-      partitioned_(partitioned) {}
+                     Collectives* ranks, const PartMap* parts)
+    : store_(store), features_(std::move(features)), options_(options), ranks_(ranks), parts_(parts) {}
 
 Evaluator::~Evaluator() = default;
 
 std::pair<MetricSums, MetricSums> Evaluator::evaluate(GcnImpl& model) {
   TORCH_CHECK(options_.eval_mode != EvalMode::kNone, "evaluate: evaluation is off (EvalMode::kNone)");
-  if (partitioned_) return over_parts(model);
+  if (parts_) return over_parts(model);
   if (options_.eval_mode == EvalMode::kFullNeighbour) return full_neighbour(model);
   return {sampled(model, slice(store_.valid_nodes())), sampled(model, slice(store_.test_nodes()))};
 }
@@ -72,13 +68,12 @@ std::pair<MetricSums, MetricSums> Evaluator::over_parts(GcnImpl& model) {
   // every rank runs the inference, with or without nodes of its own).
   const auto valid = store_.valid_nodes();
   const std::vector<int64_t> both = valid_then_test(valid, store_.test_nodes());
-  const at::Tensor logits =
-      partitioned_full_neighbour_outputs(model, store_, *partitioned_->map, *partitioned_->main, features_,
-                                         both, inference_options(), 0)
-          .logits;
+  const at::Tensor logits = partitioned_full_neighbour_outputs(model, store_, *parts_, *ranks_, features_,
+                                                               both, inference_options(), 0)
+                                .logits;
   std::vector<int64_t> rows;
   rows.reserve(both.size());
-  for (int64_t v : both) rows.push_back(partitioned_->map->row(v));
+  for (int64_t v : both) rows.push_back(parts_->row(v));
   return valid_and_test(store_.task, logits, targets_of(store_, rows), static_cast<int64_t>(valid.size()));
 }
 

@@ -9,7 +9,7 @@
 // The caller sums the ranks' MetricSums; the metric is then exactly one
 // process's on the same weights.
 //
-//   Evaluator evaluator(store, features, options, ranks, partitioned);
+//   Evaluator evaluator(store, features, options, ranks, parts);
 //   auto [valid, test] = evaluator.evaluate(model);     // this rank's sums
 #pragma once
 
@@ -34,9 +34,10 @@ class Evaluator {
   // `store` (the model's input store) and `features` (its [nodes x F]
   // float32 features as a tensor) must outlive the evaluator; so must
   // `ranks` (whose rank and size choose this rank's slice; nullptr: one
-  // process) and `partitioned`, given on a part of a partitioned graph.
+  // process) and `parts`, the owner map, given on a part of a partitioned
+  // graph (evaluated over `ranks`).
   Evaluator(const GraphStore& store, at::Tensor features, const TrainOptions& options, Collectives* ranks,
-            const PartitionedComm* partitioned);
+            const PartMap* parts);
   ~Evaluator();
 
   // This rank's metric sums of the valid and the test nodes under `model`
@@ -55,7 +56,7 @@ class Evaluator {
   const at::Tensor features_;
   const TrainOptions& options_;
   Collectives* ranks_;
-  const PartitionedComm* partitioned_;
+  const PartMap* parts_;
   std::unique_ptr<NeighborLoader> loader_;  // kSampled, built on first use
 };
 

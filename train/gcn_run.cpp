@@ -163,20 +163,21 @@ GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const Gcn
 
   // Note [Partitioned training]: the loader's exchanges get a process group
   // of their own (they run on its thread beside the training step's
-  // all-reduces); set-up and evaluation use this one.
+  // all-reduces, see PartitionedGraph); the trainer's others use this one.
   std::unique_ptr<PartMap> map;
   std::unique_ptr<ProcessGroup> loader_group;
-  PartitionedComm comm;
+  PartitionedGraph parts;
   if (store.part.is_part()) {
     map = std::make_unique<PartMap>(store.part);
     loader_group = group.another("partitioned-loader");
-    comm = {map.get(), loader_group.get(), &group};
+    parts = {map.get(), loader_group.get()};
   }
   GcnRunSummary out;
   {
     DdpGradSync sync(group, ddp);
-    Trainer trainer(store, options, distributed ? &sync : nullptr, distributed ? &group : nullptr,
-                    map ? &comm : nullptr);
+    // The group is the trainer's one handle to the other ranks, also for one
+    // process (a group of one: rank 0 of 1, sums unchanged).
+    Trainer trainer(store, options, distributed ? &sync : nullptr, &group, map ? &parts : nullptr);
     GcnEpochTask task(trainer, group, on_epoch);
     const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
     out.world_size = group.size();

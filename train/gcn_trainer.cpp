@@ -41,7 +41,7 @@ struct Trainer::Impl {
 };
 
 Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, Collectives* ranks,
-                 const PartitionedComm* partitioned)
+                 const PartitionedGraph* partitioned)
     : options_(std::move(options)),
       store_(store),
       sync_(sync),
@@ -89,8 +89,9 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   // After attach: its replica check has made sure every rank agrees on the
   // settings before the ranks' first collectives of their own.
   if (partitioned) {
-    DGCN_CHECK(partitioned->map != nullptr && partitioned->loader != nullptr && partitioned->main != nullptr,
-               "train: a partitioned graph needs the owner map and both exchanges");
+    DGCN_CHECK(partitioned->map != nullptr && partitioned->loader_exchange != nullptr && ranks_ != nullptr,
+               "train: a partitioned graph needs the owner map, the loader's exchange and the ranks' "
+               "Collectives");
     DGCN_CHECK(world_size() == store_.part.count && rank() == store_.part.index,
                "train: rank {} of {} holds part {} of {}; a partitioned graph trains with one rank per part",
                rank(), world_size(), store_.part.index, store_.part.count);
@@ -98,10 +99,10 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
         o.eval_mode != EvalMode::kSampled,
         "train: --eval sampled is not available on a partitioned graph; use --eval full (layer-wise over the "
         "parts) or none");
-    impl_->seeds = TrainingSeeds::of_parts(store_, *partitioned->map, *partitioned->main, o.seeds, shard);
+    impl_->seeds = TrainingSeeds::of_parts(store_, *partitioned->map, *ranks_, o.seeds, shard);
   }
-  store_.features = input_features(store, o.normalize_features, compute_threads_of(o),
-                                   partitioned ? partitioned->main : nullptr);
+  store_.features =
+      input_features(store, o.normalize_features, compute_threads_of(o), partitioned ? ranks_ : nullptr);
   impl_->features =
       torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
                        {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
@@ -111,11 +112,12 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   impl_->optimizer = make_optimizer_decaying(
       o.optimizer, model_->parameters(),
       o.weight_decay_first_layer_only ? model_->conv(0)->parameters() : std::vector<at::Tensor>{});
-  impl_->evaluator = std::make_unique<Evaluator>(store_, impl_->features, options_, ranks_, partitioned);
+  impl_->evaluator = std::make_unique<Evaluator>(store_, impl_->features, options_, ranks_,
+                                                 partitioned ? partitioned->map : nullptr);
   if (partitioned) {
     // Note [Partitioned training]: one worker, so this rank's exchanges run in plan order.
     impl_->producer = std::make_unique<PartitionedBatchProducer>(
-        store_, *partitioned->map, *partitioned->loader, loader_options(o.fanouts, o).sampler,
+        store_, *partitioned->map, *partitioned->loader_exchange, loader_options(o.fanouts, o).sampler,
         /*gather_features=*/true);
     LoaderOptions l = loader_options(o.fanouts, o);
     l.num_workers = 1;

@@ -124,14 +124,16 @@ class Trainer {
   // the loader. `store` must outlive the trainer; with normalize_features
   // the trainer keeps its own normalized copy of the features. Throws
   // dgcn::Error / c10::Error on invalid options or a store without labels.
-  // A part of a partitioned graph needs `partitioned` and `ranks` (its rank
-  // / size = the part's index / the part count); construction is then
-  // collective (the ranks agree on the training nodes).
-  // Several ranks pass `sync` for the gradients and `ranks` (their process
-  // group) for every other exchange: metric sums, gathers, the barrier
-  // before evaluation; both outlive the trainer.
+  // `ranks` is the training thread's one handle to the other ranks (nullptr:
+  // one process, rank 0 of 1): their number and this rank's, and every
+  // exchange but the gradients', which go through `sync` (several ranks
+  // pass both): metric sums, gathers, the barrier before evaluation, and on
+  // a partitioned graph the set-up and the evaluation. A part of a
+  // partitioned graph needs `partitioned` and `ranks` (its rank / size = the
+  // part's index / the part count); construction is then collective (the
+  // ranks agree on the training nodes). All three outlive the trainer.
   Trainer(const GraphStore& store, TrainOptions options, GradSync* sync = nullptr,
-          Collectives* ranks = nullptr, const PartitionedComm* partitioned = nullptr);
+          Collectives* ranks = nullptr, const PartitionedGraph* partitioned = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -183,7 +185,7 @@ class Trainer {
   GraphStore store_;  // shares the caller's buffers (features replaced when normalized)
   GradSync* sync_;
   Collectives* ranks_;  // nullptr: one process
-  const PartitionedComm* partitioned_ = nullptr;
+  const PartitionedGraph* partitioned_ = nullptr;
   bool improved_ = false;
   Gcn model_{nullptr};
   std::unique_ptr<Impl> impl_;  // seeds, loader, optimizer, feature tensor, evaluator

@@ -59,14 +59,19 @@ struct TrainOptions {
 };
 
 // What a rank training on one part of a partitioned graph needs besides its
-// part (train/gcn_run.cpp makes it): where every node lives, and two
-// exchanges among the ranks, one for the loader's thread (sampling and
-// rows) and one for the training thread (set-up and evaluation), each
-// issuing its collectives in its own order.
-struct PartitionedComm {
+// part and the trainer's Collectives (train/gcn_run.cpp makes it): where
+// every node lives, and the loader's exchange.
+//
+// The training thread reaches the other ranks through one Collectives (the
+// trainer's `ranks`: set-up, evaluation, metric sums). The loader cannot
+// share it: it samples and fetches rows on a thread of its own, ahead of the
+// training step, and collectives are matched by their order on each rank,
+// so two threads issuing on one group would pair one rank's all-to-all with
+// another's all-reduce. It gets a second group of the same ranks, used by
+// nothing else (Note [Partitioned training] in train/gcn_trainer.h).
+struct PartitionedGraph {
   const PartMap* map = nullptr;
-  Collectives* loader = nullptr;
-  Collectives* main = nullptr;
+  Collectives* loader_exchange = nullptr;
 };
 
 // The loader settings of `o` for `fanouts`, with or without the feature
