@@ -29,12 +29,55 @@ bool fused_cpu(const at::Tensor& x) {
   return x.device().is_cpu() && x.scalar_type() == at::kFloat && x.numel() <= int64_t{UINT32_MAX};
 }
 
-// bf16 activations (Note [Mixed precision] in models/gcn.h) go through the
-// fp32 kernel, cast around it: the masks are those of an fp32 run and, as
-// there, independent of the thread count (LibTorch's bernoulli is not).
+// bf16 activations (Note [Mixed precision] in models/gcn.h) take the
+// counter-based masks too: those of an fp32 run and, as there, independent
+// of the thread count (LibTorch's bernoulli is not). Input dropout casts
+// around the fp32 kernel (it runs on gathered rows, not the hot path).
 bool bf16_cpu(const at::Tensor& x) {
-  return x.device().is_cpu() && x.scalar_type() == at::kBFloat16;
+  return x.device().is_cpu() && x.scalar_type() == at::kBFloat16 && x.numel() <= int64_t{UINT32_MAX};
 }
+
+const cpu::Bf16* bf16_data(const at::Tensor& t) {
+  return reinterpret_cast<const cpu::Bf16*>(t.data_ptr<c10::BFloat16>());
+}
+cpu::Bf16* bf16_data(at::Tensor& t) {
+  return reinterpret_cast<cpu::Bf16*>(t.data_ptr<c10::BFloat16>());
+}
+
+// ReluDropoutFunction on bf16 activations: the same masks and float
+// arithmetic, read and written in bf16 (cpu::relu_dropout_forward's bf16
+// overload), so no cast passes around the fp32 kernel.
+class ReluDropoutBf16Function : public torch::autograd::Function<ReluDropoutBf16Function> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x_in, double p) {
+    const at::Tensor x = x_in.contiguous();
+    at::Tensor y = at::empty_like(x);
+    const uint64_t key = draw_dropout_key();
+    const uint32_t threshold = cpu::dropout_threshold(p);
+    const auto scale = static_cast<float>(1.0 / (1.0 - p));
+    const cpu::Bf16* xp = bf16_data(x);
+    cpu::Bf16* yp = bf16_data(y);
+    at::parallel_for(0, x.numel(), kElementGrain, [&](int64_t b, int64_t e) {
+      cpu::relu_dropout_forward(xp, yp, key, threshold, scale, b, e);
+    });
+    ctx->save_for_backward({y});
+    ctx->saved_data["scale"] = static_cast<double>(scale);
+    return y;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor y = ctx->get_saved_variables()[0];
+    const at::Tensor dy = grads[0].to(at::kBFloat16).contiguous();
+    at::Tensor dx = at::empty_like(dy);
+    const auto scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
+    const cpu::Bf16* dyp = bf16_data(dy);
+    const cpu::Bf16* yp = bf16_data(y);
+    cpu::Bf16* dxp = bf16_data(dx);
+    at::parallel_for(0, dy.numel(), kElementGrain,
+                     [&](int64_t b, int64_t e) { cpu::relu_dropout_backward(dyp, yp, dxp, scale, b, e); });
+    return {dx, at::Tensor()};
+  }
+};
 
 class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction> {
  public:
@@ -111,7 +154,7 @@ at::Tensor relu_dropout_backward(const at::Tensor& y_in, const at::Tensor& dy_in
 at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
   TORCH_CHECK(p >= 0 && p < 1, "relu_dropout: p must be in [0, 1) (got ", p, ")");
   if (!training) p = 0;
-  if (p > 0 && bf16_cpu(x)) return relu_dropout(x.to(at::kFloat), p, training).to(at::kBFloat16);
+  if (p > 0 && bf16_cpu(x)) return ReluDropoutBf16Function::apply(x, p);
   if (!fused_cpu(x)) return p > 0 ? torch::dropout(torch::relu(x), p, true) : torch::relu(x);
   return ReluDropoutFunction::apply(x, p);
 }

@@ -42,7 +42,35 @@ DGCN_SIMD_CLONES void relu_dropout_backward_loop(const float* __restrict dy, con
   for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > 0.0f ? dy[i] * scale : 0.0f;
 }
 
+DGCN_SIMD_CLONES void relu_dropout_loop_bf16(const Bf16* __restrict x, Bf16* __restrict y, uint32_t k0,
+                                             uint32_t k1, uint32_t threshold, float scale, int64_t begin,
+                                             int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    const bool keep = hash32(static_cast<uint32_t>(i), k0, k1) >= threshold;
+    const float xi = to_float(x[i]);
+    const float v = xi > 0.0f ? xi * scale : 0.0f;
+    y[i] = to_bf16(keep ? v : 0.0f);
+  }
+}
+
+DGCN_SIMD_CLONES void relu_dropout_backward_loop_bf16(const Bf16* __restrict dy, const Bf16* __restrict y,
+                                                      Bf16* __restrict dx, float scale, int64_t begin,
+                                                      int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    dx[i] = to_bf16(to_float(y[i]) > 0.0f ? to_float(dy[i]) * scale : 0.0f);
+}
+
 }  // namespace
+
+void relu_dropout_forward(const Bf16* x, Bf16* y, uint64_t key, uint32_t threshold, float scale,
+                          int64_t begin, int64_t end) {
+  relu_dropout_loop_bf16(x, y, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale,
+                         begin, end);
+}
+
+void relu_dropout_backward(const Bf16* dy, const Bf16* y, Bf16* dx, float scale, int64_t begin, int64_t end) {
+  relu_dropout_backward_loop_bf16(dy, y, dx, scale, begin, end);
+}
 
 uint32_t dropout_threshold(double p) {
   if (p <= 0) return 0;

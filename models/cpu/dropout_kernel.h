@@ -18,6 +18,8 @@
 
 #include <cstdint>
 
+#include "models/cpu/spmm_kernel.h"  // Bf16, to_float, to_bf16
+
 namespace dgcn::cpu {
 
 // The keep threshold of drop probability p: p * 2^32, clamped.
@@ -33,5 +35,13 @@ void relu_dropout_backward(const float* dy, const float* y, float* dx, float sca
 // y[i] = keep(i) ? x[i] * scale : 0; the backward pass is the same call on dy.
 void dropout_apply(const float* x, float* y, uint64_t key, uint32_t threshold, float scale, int64_t begin,
                    int64_t end);
+
+// The same on bf16 activations (Note [Mixed precision] in models/gcn.h):
+// each element widened to float, the float kernel's arithmetic and mask
+// (the same keep(i) as an fp32 call with this key), rounded once to nearest
+// even; half the bytes of the float kernels and no cast passes around them.
+void relu_dropout_forward(const Bf16* x, Bf16* y, uint64_t key, uint32_t threshold, float scale,
+                          int64_t begin, int64_t end);
+void relu_dropout_backward(const Bf16* dy, const Bf16* y, Bf16* dx, float scale, int64_t begin, int64_t end);
 
 }  // namespace dgcn::cpu

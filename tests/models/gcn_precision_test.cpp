@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "models/dropout.h"
 #include "models/gcn.h"
 
 namespace dgcn {
@@ -88,6 +89,27 @@ TEST(MixedPrecision, LayersComputeInTheirDtype) {
   EXPECT_EQ(compute_dtype(Precision::kBf16), torch::kBFloat16);
   EXPECT_EQ(parse_precision(precision_name(Precision::kBf16)), Precision::kBf16);
   EXPECT_THROW(parse_precision("fp16"), std::exception);
+}
+
+// The bf16 ReLU + dropout kernel keeps exactly the fp32 kernel's elements
+// and values (rounded once), forward and backward.
+TEST(MixedPrecision, Bf16ReluDropoutIsTheFp32KernelRounded) {
+  const at::Tensor x = torch::randn({300, 70}).to(torch::kBFloat16);
+  const at::Tensor dy = torch::randn({300, 70}).to(torch::kBFloat16);
+  at::Tensor a = x.clone().requires_grad_(true);
+  at::Tensor b = x.to(torch::kFloat).requires_grad_(true);
+  torch::manual_seed(5);
+  const at::Tensor ya = relu_dropout(a, 0.3, /*training=*/true);
+  torch::manual_seed(5);
+  const at::Tensor yb = relu_dropout(b, 0.3, /*training=*/true);
+  EXPECT_EQ(ya.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(ya, yb.to(torch::kBFloat16)));
+  ya.backward(dy);
+  yb.backward(dy.to(torch::kFloat));
+  EXPECT_EQ(a.grad().scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(a.grad(), b.grad().to(torch::kBFloat16)));
+  const double kept = (ya != 0).sum().item<double>() / static_cast<double>(x.numel());
+  EXPECT_NEAR(kept, 0.7 * 0.5, 0.03) << "ReLU passes half, dropout keeps 70% of those";
 }
 
 }  // namespace
