@@ -24,7 +24,8 @@
 int main(int argc, char** argv) {
   dgcn::cli::reexec_with_training_environment(argv);  // apps/cli/omp_waits.h
   CLI::App app{
-      "dgcn-predict: predictions and embeddings of a trained GCN checkpoint by layer-wise full-neighbour "
+      "dgcn-predict: predictions and embeddings of a trained checkpoint (GCN, GraphSAGE or GAT: the model "
+      "its record names) by layer-wise full-neighbour "
       "inference (the same code as dgcn-train's evaluation), as .npy files numpy reads: PREFIX.node_ids.npy "
       "(int64, the source dataset's ids), PREFIX.class.npy (int64), PREFIX.probs.npy / PREFIX.logits.npy "
       "(float32, N x classes; sigmoid for multi-label), PREFIX.embeddings.npy (float32). The checkpoint "
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
           "all|train|valid|test|FILE.npy"));
   app.add_option("--what", what, "Comma-separated outputs: class, probs, logits, embeddings");
   app.add_option("--layer", o.layer,
-                 "Embeddings: the number of the GCN layer whose output they are (1 = the first; 0: the last "
+                 "Embeddings: the number of the layer whose output they are (1 = the first; 0: the last "
                  "before the classifier)")
       ->check(dgcn::cli::kNonNegative);
   app.add_option("--precision", precision,

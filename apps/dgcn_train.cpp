@@ -33,6 +33,7 @@ namespace {
 
 // The flags kept as typed; run_rank turns them into the job's options.
 struct AppOptions {
+  std::string model = "gcn";
   std::string head = "none";
   std::string norm = "full";
   std::string device = "cpu";
@@ -76,8 +77,23 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
   app.add_option("--preset", job.data.preset, "Synthetic preset generated in memory when --data is absent")
       ->check(CLI::IsMember({"tiny", "small", "products"}))
       ->excludes(data);
+  app.add_option("--model", a.model,
+                 "gcn: Kipf & Welling's GCN (normalized sums, --norm); sage: GraphSAGE, the mean of the "
+                 "sampled neighbours through one weight and the node itself through another (PyG's "
+                 "SAGEConv); gat: graph attention, --heads heads of --hidden features per hidden layer, "
+                 "concatenated, softmax over each node's neighbours and itself, ELU, one head for the "
+                 "classes (PyG's GATConv; the paper's Cora setup is --heads 8 --hidden 8). The checkpoint "
+                 "records it; --resume and dgcn-predict rebuild the same model")
+      ->check(CLI::IsMember({"gcn", "sage", "gat"}));
+  app.add_option("--heads", o.heads,
+                 "--model gat: attention heads of every hidden layer (--hidden counts features per head, "
+                 "as PyG's GATConv(out_channels, heads))")
+      ->check(kPositive);
+  app.add_option("--attention-dropout", o.attention_dropout,
+                 "--model gat: dropout on the attention coefficients in training (the paper: 0.6)")
+      ->check(CLI::Range(0.0, 0.99));
   dgcn::cli::add_fanouts(app, "--num-neighbors", o.fanouts,
-                         "Fanouts, one per GCN layer, hop 0 first; -1 takes every neighbour, 0 none");
+                         "Fanouts, one per layer, hop 0 first; -1 takes every neighbour, 0 none");
   app.add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch and rank (at most 2^30)")
       ->check(kPositive)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
@@ -85,7 +101,7 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
                  "Train only the first N batches of every epoch (timing runs; 0: "
                  "all)")
       ->check(kNonNegative);
-  app.add_option("--hidden", o.hidden, "Hidden features of every GCN layer")->check(kPositive);
+  app.add_option("--hidden", o.hidden, "Hidden features of every layer (GAT: per head)")->check(kPositive);
   app.add_option("--epochs", o.epochs,
                  "Epochs to train in total (numbered from 1; a resumed run counts the "
                  "checkpoint's)")
@@ -171,6 +187,18 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
       ->check(kNonNegative);
 }
 
+// Flags a model does not have are refused (exit 2), not ignored.
+void check_model_flags(const CLI::App& app, const AppOptions& a) {
+  const auto refuse = [&](const char* flag, const char* whose) {
+    throw dgcn::cli::UsageError(
+        fmt::format("{} is a {} setting; --model {} does not have it", flag, whose, a.model));
+  };
+  if (a.model != "gat" && app.count("--heads") > 0) refuse("--heads", "GAT (--model gat)");
+  if (a.model != "gat" && app.count("--attention-dropout") > 0)
+    refuse("--attention-dropout", "GAT (--model gat)");
+  if (a.model != "gcn" && app.count("--norm") > 0) refuse("--norm", "GCN (--model gcn)");
+}
+
 // A fresh run never replaces another run's metrics, as it never mixes its
 // checkpoints with another run's (a restarted run's own lines are not another
 // run's: rank_env's restart_count).
@@ -252,6 +280,7 @@ int run_rank(const AppOptions& a, dgcn::TrainJobOptions job, const dgcn::LaunchO
   dgcn::TrainOptions& o = job.train;
   o.compute_threads = threads;
   o.input_from_store = !a.gather_in_loader;
+  o.model = dgcn::parse_model_kind(a.model);
   o.linear_head = a.head == "linear";
   o.optimizer.kind = dgcn::parse_optimizer(a.optimizer);
   o.norm = dgcn::parse_gcn_norm(a.norm);
@@ -285,7 +314,8 @@ int main(int argc, char** argv) {
   dgcn::TrainJobOptions job;
   dgcn::LaunchOptions launch;
   CLI::App app{
-      "dgcn-train: train a GCN on sampled mini-batches (neighbour sampling, SpMM layers) and evaluate it by "
+      "dgcn-train: train a GNN (--model gcn, sage or gat) on sampled mini-batches (neighbour sampling, SpMM "
+      "layers) and evaluate it by "
       "layer-wise full-neighbour inference. Epochs count from 1. Prints one JSON summary on stdout (with the "
       "run's configuration); logs go to stderr."};
   dgcn::cli::setup(app, "dgcn-train");
@@ -297,6 +327,7 @@ int main(int argc, char** argv) {
   return dgcn::cli::run_main(
       "dgcn-train",
       [&] {
+        check_model_flags(app, a);
         if (job.resume && job.checkpoint_dir.empty())
           throw dgcn::cli::UsageError("--resume needs --checkpoint DIR (the folder to resume from)");
         if (job.checkpoint_every_batches > 0 && job.checkpoint_dir.empty())

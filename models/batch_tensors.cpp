@@ -44,10 +44,8 @@ at::Tensor wrap_features(const LoadedBatch& batch, int64_t num_features) {
 // The first layer's input when the loader gathered no rows (Note [Input gather]);
 // may renumber first_block's columns to global ids.
 at::Tensor store_input(const SampledBatch& sample, const GraphStore& store, const at::Tensor& features,
-                       const GCNConvImpl& first_layer, CsrTensor& first_block) {
-  const AggregationOrder order = first_layer.order_for(first_block.num_rows, first_block.num_cols,
-                                                       first_block.nnz(), /*input_requires_grad=*/false);
-  if (order == AggregationOrder::kAggregateFirst) {
+                       const GnnModel& model, CsrTensor& first_block) {
+  if (model.reads_input_by_columns(first_block.num_rows, first_block.num_cols, first_block.nnz())) {
     use_global_columns(first_block, sample.n_id, store.num_nodes());
     return features;
   }
@@ -72,16 +70,19 @@ const ChunkLoop& intra_op_chunks() {
 }
 
 BatchTensors batch_tensors(const LoadedBatch& batch, const GraphStore& store,
-                           const at::Tensor& store_features, const GCNConvImpl& first_layer,
+                           const at::Tensor& store_features, const GnnModel& model,
                            const BatchTensorOptions& options) {
   const bool cuda = options.device.is_cuda();
   const SampledBatch& sample = batch.sample;
   BatchTensors t;
   t.blocks = batch_adjacency(sample, options.norm, store.degrees(), /*pinned=*/cuda);
+  if (model.adjacency_values() != AdjacencyValues::kGcnNormalized) {
+    for (auto& a : t.blocks) a = adjacency_for(a, model.adjacency_values());
+  }
   if (batch.features.empty()) {
     TORCH_CHECK(!cuda, "batch_tensors: a batch without gathered feature rows cannot go to ",
                 options.device.str(), " (the loader must gather on CUDA)");
-    t.x = store_input(sample, store, store_features, first_layer, t.blocks.front());
+    t.x = store_input(sample, store, store_features, model, t.blocks.front());
   } else {
     t.x = wrap_features(batch, store.num_features);
   }

@@ -33,6 +33,7 @@
 #include "graph/graph_store.h"
 #include "models/gcn.h"
 #include "models/gcn_norm.h"
+#include "models/gnn.h"
 #include "models/spmm.h"
 #include "sampling/loader.h"
 
@@ -50,23 +51,24 @@ struct BatchTensorOptions {
   c10::Device device = c10::Device(c10::DeviceType::CPU);
 };
 
-// One batch on the device, ready for Gcn::forward and the loss.
+// One batch on the device, ready for GnnModel::forward and the loss.
 struct BatchTensors {
-  std::vector<CsrTensor> blocks;  // every layer's normalized adjacency, forward order
+  std::vector<CsrTensor> blocks;  // every layer's adjacency as the model values it, forward order
   at::Tensor x;                   // the first layer's input rows (see Note [Input gather])
   at::Tensor y;                   // the seeds' targets (models/metrics.h)
   int64_t labelled = 0;           // seeds with a label (Note [Unlabelled nodes])
 };
 
-// `batch` as tensors on options.device. With gathered rows, x wraps them;
+// `batch` as tensors on options.device, the blocks valued as `model` wants
+// them (GnnModel::adjacency_values). With gathered rows, x wraps them;
 // without (the loader ran with gather_features = false; CPU only), x is
 // `store_features` itself, the first block renumbered to global columns, or
-// the rows gathered here when `first_layer` would transform first (Note
-// [Input gather]). `store_features` is the store's [num_nodes x F] float
-// matrix on the CPU (possibly a normalized copy). The tensors keep the
-// batch's memory alive: the batch may be recycled once they are dropped.
+// the rows gathered here when the model's first layer would not read them
+// through the block's columns alone (Note [Input gather]). `store_features` is the store's [num_nodes x F]
+// float matrix on the CPU (possibly a normalized copy). The tensors keep the batch's memory alive: the batch
+// may be recycled once they are dropped.
 BatchTensors batch_tensors(const LoadedBatch& batch, const GraphStore& store,
-                           const at::Tensor& store_features, const GCNConvImpl& first_layer,
+                           const at::Tensor& store_features, const GnnModel& model,
                            const BatchTensorOptions& options);
 
 // The loader's memory for `device`: page-locked tensors from LibTorch's

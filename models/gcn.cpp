@@ -117,6 +117,11 @@ GcnImpl::GcnImpl(const GcnOptions& options) : options_(options) {
     head_ = register_module("head", torch::nn::Linear(options.hidden, options.num_classes));
 }
 
+bool GcnImpl::reads_input_by_columns(int64_t num_dst, int64_t num_src, int64_t nnz) const {
+  return convs_.front()->order_for(num_dst, num_src, nnz, /*input_requires_grad=*/false) ==
+         AggregationOrder::kAggregateFirst;
+}
+
 void GcnImpl::set_spmm_backward(SpmmBackward mode) {
   for (auto& conv : convs_) conv->set_spmm_backward(mode);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gnn.h"
 #include "models/precision.h"
 #include "models/spmm.h"
 
@@ -115,27 +116,39 @@ struct GcnOptions {
 // L GCN layers with ReLU and dropout between them:
 //   x -> [dropout_in] -> conv_1 -> ReLU -> dropout -> ... -> conv_L -> logits
 // or, with linear_head, every conv_l outputs `hidden` (ReLU + dropout after
-// each) and a Linear(hidden, classes) gives the logits.
-class GcnImpl : public torch::nn::Module {
+// each) and a Linear(hidden, classes) gives the logits. One of the engine's
+// models (models/gnn.h); its blocks are the normalized Â.
+class GcnImpl : public GnnModel {
  public:
   explicit GcnImpl(const GcnOptions& options);
 
   // blocks[l] is layer l's normalized adjacency in forward order (blocks[0]
   // the widest); x holds the input features of blocks[0]'s src nodes. Returns
   // the logits of blocks.back()'s dst nodes (the seeds).
-  at::Tensor forward(const std::vector<CsrTensor>& blocks, const at::Tensor& x);
+  at::Tensor forward(const std::vector<CsrTensor>& blocks, const at::Tensor& x) override;
 
   // The pieces of forward, for layer-wise inference: layer l (with input
   // dropout before layer 0, then activate()), the activation after layer l
   // (ReLU + dropout for hidden layers, identity for the output layer) and the
   // head (identity without linear_head).
-  at::Tensor layer(int64_t l, const CsrTensor& adj, const at::Tensor& x);
-  at::Tensor activate(int64_t l, const at::Tensor& h);
-  at::Tensor head(const at::Tensor& h);
+  at::Tensor layer(int64_t l, const CsrTensor& adj, const at::Tensor& x) override;
+  at::Tensor activate(int64_t l, const at::Tensor& h) override;
+  at::Tensor head(const at::Tensor& h) override;
   GCNConv& conv(int64_t l) { return convs_.at(static_cast<size_t>(l)); }
 
-  int64_t num_layers() const { return static_cast<int64_t>(convs_.size()); }
-  int64_t layer_out_features(int64_t l) const { return convs_.at(static_cast<size_t>(l))->out_features(); }
+  int64_t num_layers() const override { return static_cast<int64_t>(convs_.size()); }
+  int64_t layer_out_features(int64_t l) const override {
+    return convs_.at(static_cast<size_t>(l))->out_features();
+  }
+  AdjacencyValues adjacency_values() const override { return AdjacencyValues::kGcnNormalized; }
+  std::vector<at::Tensor> layer_parameters(int64_t l) override { return conv(l)->parameters(); }
+  // Aggregating first, the first layer reads its input only through Â's columns.
+  bool reads_input_by_columns(int64_t num_dst, int64_t num_src, int64_t nnz) const override;
+  at::ScalarType layer_dtype(int64_t l) const override {
+    return convs_.at(static_cast<size_t>(l))->compute_dtype();
+  }
+  ModelKind kind() const override { return ModelKind::kGcn; }
+  int64_t in_features() const override { return options_.in_features; }
   const GcnOptions& options() const { return options_; }
   void set_spmm_backward(SpmmBackward mode);
 

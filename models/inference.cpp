@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "models/batch_tensors.h"
+#include "models/gcn.h"
 #include "partition/owner_exchange.h"
 
 namespace dgcn {
@@ -51,16 +52,29 @@ std::vector<int64_t> with_neighbours(const Csr& graph, const std::vector<int64_t
 }
 
 // Layer l of `model` for `rows` rows, computed in chunks of
-// options.chunk_rows: adjacency(begin, len) gives the normalized rows
-// [begin, begin + len) with columns = rows of h (their nnz sum to `nnz`).
-// Returns the activated output [rows x out_features], written into `into`
-// when given (rows x out_features, e.g. the first rows of a larger buffer).
-at::Tensor layer_in_chunks(GcnImpl& model, int64_t l, const at::Tensor& h, size_t rows, int64_t nnz,
+// options.chunk_rows: adjacency(begin, len) gives the GCN-normalized rows
+// [begin, begin + len) on the CPU with columns = rows of h (their nnz sum to
+// `nnz`; each row's self loop, its own column, first). Returns the activated
+// output [rows x out_features], written into `into` when given (rows x
+// out_features, e.g. the first rows of a larger buffer).
+at::Tensor layer_in_chunks(GnnModel& model, int64_t l, const at::Tensor& h, size_t rows, int64_t nnz,
                            const InferenceOptions& options,
                            const std::function<CsrTensor(int64_t, int64_t)>& adjacency,
                            at::Tensor into = {}) {
-  GCNConv& conv = model.conv(l);
   const auto n = static_cast<int64_t>(rows);
+  auto* gcn = dynamic_cast<GcnImpl*>(&model);
+  if (gcn == nullptr) {
+    // Each chunk as a sampled block: its rows first, then the neighbours they read.
+    at::Tensor next = into.defined() ? into : at::empty({n, model.layer_out_features(l)}, h.options());
+    for (int64_t begin = 0; begin < n; begin += options.chunk_rows) {
+      const int64_t len = std::min<int64_t>(options.chunk_rows, n - begin);
+      ChunkBlock c = chunk_block(adjacency(begin, len));
+      const CsrTensor a = adjacency_for(c.block, model.adjacency_values()).to(options.device);
+      next.narrow(0, begin, len).copy_(model.layer(l, a, h.index_select(0, c.rows.to(h.device()))));
+    }
+    return next;
+  }
+  GCNConv& conv = gcn->conv(l);
   const AggregationOrder order =
       choose_aggregation_order(n, h.size(0), nnz, conv->in_features(), conv->out_features(), false, false);
   const at::Tensor src = order == AggregationOrder::kTransformFirst ? conv->transform(h) : h;
@@ -71,28 +85,28 @@ at::Tensor layer_in_chunks(GcnImpl& model, int64_t l, const at::Tensor& h, size_
     const at::Tensor y = order == AggregationOrder::kTransformFirst
                              ? conv->add_bias(conv->aggregate(a, src))
                              : conv->forward_with(a, src, AggregationOrder::kAggregateFirst);
-    next.narrow(0, begin, len).copy_(model.activate(l, y));
+    next.narrow(0, begin, len).copy_(gcn->activate(l, y));
   }
   return next;
 }
 
 }  // namespace
 
-at::Tensor full_neighbour_logits(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
+at::Tensor full_neighbour_logits(GnnModel& model, const GraphStore& store, const at::Tensor& features,
                                  std::span<const int64_t> nodes, const InferenceOptions& options) {
   return full_neighbour_outputs(model, store, features, nodes, options, 0).logits;
 }
 
-InferenceOutputs full_neighbour_outputs(GcnImpl& model, const GraphStore& store, const at::Tensor& features,
+InferenceOutputs full_neighbour_outputs(GnnModel& model, const GraphStore& store, const at::Tensor& features,
                                         std::span<const int64_t> nodes, const InferenceOptions& options,
                                         int64_t embedding_layer) {
   require_whole_graph(store.graph, "inference");
   const int64_t n = store.num_nodes();
   const int64_t layers = model.num_layers();
-  TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&
-                  features.size(1) == model.options().in_features && float_or_bf16(features),
-              "inference: features must be float32 or bfloat16 [", n, " x ", model.options().in_features,
-              "] (got ", features.sizes(), ", ", features.scalar_type(), ")");
+  TORCH_CHECK(features.dim() == 2 && features.size(0) == n && features.size(1) == model.in_features() &&
+                  float_or_bf16(features),
+              "inference: features must be float32 or bfloat16 [", n, " x ", model.in_features(), "] (got ",
+              features.sizes(), ", ", features.scalar_type(), ")");
   TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows,
               ")");
   TORCH_CHECK(embedding_layer >= 0 && embedding_layer <= layers, "inference: no layer ", embedding_layer,
@@ -266,18 +280,21 @@ void fill_halo_rows(at::Tensor& x, int64_t n, const Halo& halo, Collectives& com
 
 }  // namespace
 
-InferenceOutputs partitioned_full_neighbour_outputs(
-    GcnImpl& model, const GraphStore& part, const PartMap& map, Collectives& comm, const at::Tensor& features,
-    std::span<const int64_t> nodes, const InferenceOptions& options, int64_t embedding_layer) {
+InferenceOutputs partitioned_full_neighbour_outputs(GnnModel& model, const GraphStore& part,
+                                                    const PartMap& map, Collectives& comm,
+                                                    const at::Tensor& features,
+                                                    std::span<const int64_t> nodes,
+                                                    const InferenceOptions& options,
+                                                    int64_t embedding_layer) {
   const int64_t n = part.num_nodes();
   const int64_t layers = model.num_layers();
   TORCH_CHECK(part.part.is_part() && comm.rank() == part.part.index && comm.size() == part.part.count,
               "partitioned inference: rank ", comm.rank(), " of ", comm.size(),
               " must hold its own part (it holds part ", part.part.index, " of ", part.part.count, ")");
-  TORCH_CHECK(features.dim() == 2 && features.size(0) == n &&
-                  features.size(1) == model.options().in_features && float_or_bf16(features),
-              "partitioned inference: features must be float32 or bfloat16 [", n, " x ",
-              model.options().in_features, "] (got ", features.sizes(), ", ", features.scalar_type(), ")");
+  TORCH_CHECK(features.dim() == 2 && features.size(0) == n && features.size(1) == model.in_features() &&
+                  float_or_bf16(features),
+              "partitioned inference: features must be float32 or bfloat16 [", n, " x ", model.in_features(),
+              "] (got ", features.sizes(), ", ", features.scalar_type(), ")");
   TORCH_CHECK(options.chunk_rows >= 1, "inference: chunk_rows must be positive (got ", options.chunk_rows,
               ")");
   TORCH_CHECK(embedding_layer >= 0 && embedding_layer <= layers, "inference: no layer ", embedding_layer,
@@ -300,13 +317,14 @@ InferenceOutputs partitioned_full_neighbour_outputs(
   // owners; each layer writes its rows straight into the next one's x.
   const auto row_in_part = [&](int64_t v) { return map.row(v); };
   const auto halo_size = static_cast<int64_t>(halo.ids.size());
-  at::Tensor x = at::empty({n + halo_size, features.size(1)}, features.options().device(options.device));
+  at::Tensor x = at::empty({n + halo_size, features.size(1)},
+                           features.options().device(options.device).dtype(model.layer_dtype(0)));
   x.narrow(0, 0, n).copy_(features);
   InferenceOutputs out;
   for (int64_t l = 0; l < layers; ++l) {
     fill_halo_rows(x, n, halo, comm);
-    at::Tensor next =
-        at::empty({n + (l + 1 < layers ? halo_size : 0), model.layer_out_features(l)}, x.options());
+    at::Tensor next = at::empty({n + (l + 1 < layers ? halo_size : 0), model.layer_out_features(l)},
+                                x.options().dtype(model.layer_dtype(l)));
     layer_in_chunks(
         model, l, x, all_rows.size(), local.num_edges() + n, options,
         [&](int64_t begin, int64_t len) {

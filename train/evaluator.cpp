@@ -35,7 +35,7 @@ Evaluator::Evaluator(const GraphStore& store, at::Tensor features, const TrainOp
 
 Evaluator::~Evaluator() = default;
 
-std::pair<MetricSums, MetricSums> Evaluator::evaluate(GcnImpl& model) {
+std::pair<MetricSums, MetricSums> Evaluator::evaluate(GnnModel& model) {
   TORCH_CHECK(options_.eval_mode != EvalMode::kNone, "evaluate: evaluation is off (EvalMode::kNone)");
   if (parts_) return over_parts(model);
   if (options_.eval_mode == EvalMode::kFullNeighbour) return full_neighbour(model);
@@ -55,7 +55,7 @@ InferenceOptions Evaluator::inference_options() const {
   return io;
 }
 
-std::pair<MetricSums, MetricSums> Evaluator::full_neighbour(GcnImpl& model) {
+std::pair<MetricSums, MetricSums> Evaluator::full_neighbour(GnnModel& model) {
   const std::vector<int64_t> valid = slice(store_.valid_nodes());
   const std::vector<int64_t> both = valid_then_test(valid, slice(store_.test_nodes()));
   if (both.empty()) return {};
@@ -63,7 +63,7 @@ std::pair<MetricSums, MetricSums> Evaluator::full_neighbour(GcnImpl& model) {
   return valid_and_test(store_.task, logits, targets_of(store_, both), static_cast<int64_t>(valid.size()));
 }
 
-std::pair<MetricSums, MetricSums> Evaluator::over_parts(GcnImpl& model) {
+std::pair<MetricSums, MetricSums> Evaluator::over_parts(GnnModel& model) {
   // Each rank scores the valid and test nodes its part owns (collective:
   // every rank runs the inference, with or without nodes of its own).
   const auto valid = store_.valid_nodes();
@@ -77,7 +77,7 @@ std::pair<MetricSums, MetricSums> Evaluator::over_parts(GcnImpl& model) {
   return valid_and_test(store_.task, logits, targets_of(store_, rows), static_cast<int64_t>(valid.size()));
 }
 
-MetricSums Evaluator::sampled(GcnImpl& model, std::span<const int64_t> nodes) {
+MetricSums Evaluator::sampled(GnnModel& model, std::span<const int64_t> nodes) {
   const TrainOptions& o = options_;
   if (!loader_) {
     loader_ = std::make_unique<NeighborLoader>(
@@ -96,7 +96,7 @@ MetricSums Evaluator::sampled(GcnImpl& model, std::span<const int64_t> nodes) {
   model.eval();
   const BatchTensorOptions tensor_options{o.norm, o.device};
   while (auto batch = loader_->next()) {
-    BatchTensors in = batch_tensors(*batch, store_, features_, *model.conv(0), tensor_options);
+    BatchTensors in = batch_tensors(*batch, store_, features_, model, tensor_options);
     sums.add(batch_metrics(store_.task, model.forward(in.blocks, in.x), in.y));
     loader_->recycle(std::move(*batch));
   }

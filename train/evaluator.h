@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "graph/graph_store.h"
-#include "models/gcn.h"
+#include "models/gnn.h"
 #include "models/inference.h"
 #include "models/metrics.h"
 #include "sampling/loader.h"
@@ -43,14 +43,14 @@ class Evaluator {
   // This rank's metric sums of the valid and the test nodes under `model`
   // as it is (eval mode, no gradients; the model's mode is restored).
   // Collective on a partitioned graph. Throws c10::Error with kNone.
-  std::pair<MetricSums, MetricSums> evaluate(GcnImpl& model);
+  std::pair<MetricSums, MetricSums> evaluate(GnnModel& model);
 
  private:
   std::vector<int64_t> slice(std::span<const int64_t> nodes) const;
   InferenceOptions inference_options() const;
-  std::pair<MetricSums, MetricSums> full_neighbour(GcnImpl& model);
-  std::pair<MetricSums, MetricSums> over_parts(GcnImpl& model);
-  MetricSums sampled(GcnImpl& model, std::span<const int64_t> nodes);
+  std::pair<MetricSums, MetricSums> full_neighbour(GnnModel& model);
+  std::pair<MetricSums, MetricSums> over_parts(GnnModel& model);
+  MetricSums sampled(GnnModel& model, std::span<const int64_t> nodes);
 
   const GraphStore& store_;
   const at::Tensor features_;

@@ -9,6 +9,7 @@
 
 #include "base/version.h"
 #include "train/epoch_driver.h"
+#include "train/model_record.h"
 #include "train/optimizer.h"
 #include "train/run_config.h"
 
@@ -32,7 +33,7 @@ class GcnEpochTask final : public EpochTask {
   GcnEpochTask(Trainer& trainer, const ProcessGroup& group, const GcnEpochCallback& on_epoch)
       : trainer_(trainer), group_(group), on_epoch_(on_epoch) {}
 
-  torch::nn::Module& module() override { return *trainer_.model(); }
+  torch::nn::Module& module() override { return trainer_.model(); }
   torch::optim::Optimizer& optimizer() override { return trainer_.optimizer(); }
 
   void train_epoch(int64_t epoch, const EpochStart* start, const AfterBatch& after_batch) override {
@@ -93,7 +94,7 @@ nlohmann::json gcn_run_config(const TrainOptions& o, const GraphStore& store, co
   nlohmann::json config = {{"version", dgcn_version()},
                            {"seed", o.seed},
                            {"model",
-                            {{"kind", "gcn"},
+                            {{"kind", "gcn"},  // complete_model_record names o.model
                              {"layers", o.fanouts.size()},
                              {"fanouts", o.fanouts},
                              {"hidden", o.hidden},
@@ -117,6 +118,7 @@ nlohmann::json gcn_run_config(const TrainOptions& o, const GraphStore& store, co
                              {"digest", partition ? partition->source_digest
                                                   : content_digest(store, std::max(1, o.compute_threads))},
                              {"num_nodes", partition ? partition->num_nodes : store.num_nodes()}}}};
+  complete_model_record(config["model"], o);
   if (partition) {
     // Under run.: how the run goes on may change on a resume (Note [What a resume may change]).
     config["run"]["seeds"] = seed_mode_name(o.seeds);

@@ -15,6 +15,7 @@
 #include "sampling/loader.h"
 #include "train/evaluator.h"
 #include "train/features.h"
+#include "train/model_record.h"
 #include "train/training_seeds.h"
 
 namespace dgcn {
@@ -74,16 +75,7 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   DGCN_CHECK(o.eval_fanouts.empty() || o.eval_fanouts.size() == o.fanouts.size(),
              "train: {} evaluation fanouts for {} layers", o.eval_fanouts.size(), o.fanouts.size());
   torch::manual_seed(o.seed);
-  GcnOptions g;
-  g.in_features = store_.num_features;
-  g.hidden = o.hidden;
-  g.num_classes = store_.num_classes;
-  g.num_layers = static_cast<int64_t>(o.fanouts.size());
-  g.dropout = o.dropout;
-  g.input_dropout = o.input_dropout;
-  g.linear_head = o.linear_head;
-  g.precision = o.precision;
-  model_ = Gcn(g);
+  model_ = make_model(model_options(o, store_));
   model_->to(o.device);
   if (sync_) sync_->attach(*model_);
   // After attach: its replica check has made sure every rank agrees on the
@@ -111,7 +103,7 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   impl_->features = impl_->features.to(compute_dtype(o.precision));
   impl_->optimizer = make_optimizer_decaying(
       o.optimizer, model_->parameters(),
-      o.weight_decay_first_layer_only ? model_->conv(0)->parameters() : std::vector<at::Tensor>{});
+      o.weight_decay_first_layer_only ? model_->layer_parameters(0) : std::vector<at::Tensor>{});
   impl_->evaluator = std::make_unique<Evaluator>(store_, impl_->features, options_, ranks_,
                                                  partitioned ? partitioned->map : nullptr);
   if (partitioned) {
@@ -188,7 +180,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     if (!batch) break;
 
     t = Clock::now();
-    BatchTensors in = batch_tensors(*batch, store_, impl_->features, *model_->conv(0), tensor_options);
+    BatchTensors in = batch_tensors(*batch, store_, impl_->features, *model_, tensor_options);
     r.other_s += seconds_since(t);
 
     t = Clock::now();

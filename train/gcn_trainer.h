@@ -64,7 +64,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "graph/graph_store.h"
-#include "models/gcn.h"
+#include "models/gnn.h"
 #include "models/metrics.h"
 #include "partition/collectives.h"
 #include "sampling/partitioned_sampler.h"
@@ -168,7 +168,7 @@ class Trainer {
   // Whether the last train_epoch() evaluated a new best validation metric.
   bool improved() const { return improved_; }
   const std::vector<CurvePoint>& curve() const { return curve_; }
-  Gcn& model() { return model_; }
+  GnnModel& model() { return *model_; }  // options.model's kind (models/gnn.h)
   torch::optim::Optimizer& optimizer();  // for checkpoints
   const TrainOptions& options() const { return options_; }
   Task task() const { return store_.task; }
@@ -187,7 +187,7 @@ class Trainer {
   Collectives* ranks_;  // nullptr: one process
   const PartitionedGraph* partitioned_ = nullptr;
   bool improved_ = false;
-  Gcn model_{nullptr};
+  GnnModelPtr model_;
   std::unique_ptr<Impl> impl_;  // seeds, loader, optimizer, feature tensor, evaluator
   std::vector<CurvePoint> curve_;
   TrainSummary summary_;

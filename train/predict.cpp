@@ -10,12 +10,14 @@
 
 #include "base/error.h"
 #include "datasets/npy.h"
-#include "models/gcn.h"
+#include "models/gcn.h"  // compute_dtype (Note [Mixed precision])
+#include "models/gnn.h"
 #include "models/inference.h"
 #include "models/metrics.h"
 #include "train/checkpoint.h"
 #include "train/evaluation_split.h"
 #include "train/features.h"
+#include "train/model_record.h"
 
 namespace dgcn {
 namespace {
@@ -96,17 +98,8 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
   TORCH_CHECK(checkpoint.has_value(), "predict: no checkpoint in ", o.checkpoint);
   const nlohmann::json& config = checkpoint->state.config;
   const std::string& what = checkpoint->what;
-  DGCN_CHECK(field<std::string>(config, "model", "kind", what) == "gcn",
-             "predict: checkpoint {} holds a {} model, not a GCN", what,
-             field<std::string>(config, "model", "kind", what));
-  GcnOptions g;
-  g.in_features = field<int64_t>(config, "model", "in_features", what);
-  g.hidden = field<int64_t>(config, "model", "hidden", what);
-  g.num_classes = field<int64_t>(config, "model", "num_classes", what);
-  g.num_layers = field<int64_t>(config, "model", "layers", what);
-  g.dropout = field<double>(config, "model", "dropout", what);
-  g.input_dropout = field<double>(config, "model", "input_dropout", what);
-  g.linear_head = field<std::string>(config, "model", "head", what) == "linear";
+  // The model the checkpoint names (gcn, sage, gat), as it was trained.
+  ModelOptions g = model_options_of_record(config, what);
   // Records from before model.precision were fp32 runs.
   const Precision trained = config["model"].contains("precision")
                                 ? parse_precision(field<std::string>(config, "model", "precision", what))
@@ -126,9 +119,9 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
   const int64_t layer = o.layer > 0 ? o.layer : deepest;
   DGCN_CHECK(!wants("embeddings") || (layer >= 1 && layer <= deepest),
              "predict: layer {} has no embeddings: this model's hidden layers are 1..{}{}", layer, deepest,
-             deepest < 1 ? " (one GCN layer and no head: none)" : "");
+             deepest < 1 ? " (one layer and no head: none)" : "");
 
-  Gcn model(g);
+  GnnModelPtr model = make_model(g);
   restore_checkpoint(*checkpoint, *model, nullptr);
   model->to(o.device);
 

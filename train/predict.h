@@ -1,5 +1,5 @@
-// Predictions and embeddings of a trained GCN (dgcn-predict): the model is
-// rebuilt from its checkpoint's record alone (train/run_config.h), and
+// Predictions and embeddings of a trained model (dgcn-predict): the model
+// (GCN, GraphSAGE or GAT) is rebuilt from its checkpoint's record alone (train/run_config.h), and
 // layer-wise full-neighbour inference (models/inference.h, the code behind
 // dgcn-train's evaluation) runs on 1..N ranks, each on its slice of the
 // chosen nodes (train/evaluation_split.h); rank 0 gathers the rows and
@@ -33,8 +33,8 @@ struct PredictOptions {
   // all, train, valid, test, or an .npy file of source-dataset node ids.
   std::string nodes = "test";
   std::vector<std::string> what{"class", "probs"};  // of class, probs, logits, embeddings
-  // Embeddings: the number of the GCN layer whose output they are (1 = the
-  // first); 0: the last before the classifier (the last GCN layer with a
+  // Embeddings: the number of the layer whose output they are (1 = the
+  // first); 0: the last before the classifier (the last layer with a
   // linear head, else the one before it).
   int64_t layer = 0;
   int64_t chunk_rows = 1 << 16;                            // inference rows per chunk
@@ -48,7 +48,7 @@ struct PredictOptions {
 // on rank 0 the summary dgcn-predict prints ({"rows", "files", "checkpoint",
 // "epoch", "metric": accuracy or micro-F1 over the chosen nodes that have
 // labels, "labelled"}), null elsewhere. Throws dgcn::Error / c10::Error on a
-// checkpoint that is not a GCN's, a store it does not fit, bad options.
+// checkpoint of a model this dgcn cannot build, a store it does not fit, bad options.
 nlohmann::json predict(const GraphStore& store, const PredictOptions& options, ProcessGroup& group,
                        int compute_threads);
 

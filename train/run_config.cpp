@@ -34,8 +34,12 @@ ConfigComparison compare_configs(const nlohmann::json& checkpoint, const nlohman
   for (const auto& [k, v] : a) both[k].first = v;
   for (const auto& [k, v] : b) both[k].second = v;
   ConfigComparison out;
+  // Another model (model.kind): its other settings are another model's, not
+  // changes; the kind alone says why the checkpoint is refused.
+  const bool other_model = both["model.kind"].first != both["model.kind"].second;
   for (const auto& [field, values] : both) {
     if (values.first == values.second) continue;
+    if (other_model && field != "model.kind" && field.rfind("model.", 0) == 0) continue;
     ConfigChange c{field, values.first.dump(), values.second.dump()};
     (may_change(field) ? out.allowed : out.forbidden).push_back(std::move(c));
   }

@@ -40,7 +40,8 @@ struct ConfigComparison {
 };
 
 // Every leaf where `checkpoint` and `run` differ (a field missing on one
-// side counts as null), sorted by field.
+// side counts as null), sorted by field. Between two models (model.kind
+// differs) the other model.* fields are not listed: the kind is the change.
 ConfigComparison compare_configs(const nlohmann::json& checkpoint, const nlohmann::json& run);
 
 // What every rank of one job must share, checked before the first broadcast

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/gcn_norm.h"
+#include "models/model_options.h"
 #include "models/precision.h"
 #include "partition/collectives.h"
 #include "partition/part_map.h"
@@ -26,12 +27,15 @@ enum class EvalMode {
 };
 
 struct TrainOptions {
-  std::vector<int64_t> fanouts{15, 10, 5};  // one per GCN layer, hop 0 first; -1 = all neighbours
+  ModelKind model = ModelKind::kGcn;        // models/model_options.h
+  std::vector<int64_t> fanouts{15, 10, 5};  // one per layer, hop 0 first; -1 = all neighbours
   int64_t batch_size = 1024;
   int64_t max_batches = 0;  // > 0: train only the first max_batches batches of each epoch (timing runs)
   int64_t epochs = 10;
   int64_t hidden = 128;
   bool linear_head = false;
+  int64_t heads = 1;               // GAT only: attention heads (hidden counts features per head)
+  double attention_dropout = 0.0;  // GAT only
   double dropout = 0.5;
   double input_dropout = 0.0;
   OptimizerOptions optimizer;                  // Adam, lr 0.01, no weight decay

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 BINARIES = [
-    ("dgcn-train", "train a GCN (the main job)"),
+    ("dgcn-train", "train a GCN, GraphSAGE or GAT (the main job)"),
     ("dgcn-predict", "predictions and embeddings of a checkpoint"),
     ("dgcn-prep", "build and inspect `.gcn` stores, partition them"),
     ("dgcn-mnist", "the DDP baseline"),

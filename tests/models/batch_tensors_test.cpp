@@ -43,8 +43,8 @@ TEST(BatchTensors, StoreRowsAndGatheredRowsGiveTheSameLogits) {
   ASSERT_EQ(gathered.sample.n_id, bare.sample.n_id) << "same plan, same key: the same sample";
   EXPECT_TRUE(bare.features.empty());
   const BatchTensorOptions options;
-  const BatchTensors a = batch_tensors(gathered, store, features, *model->conv(0), options);
-  const BatchTensors b = batch_tensors(bare, store, features, *model->conv(0), options);
+  const BatchTensors a = batch_tensors(gathered, store, features, *model, options);
+  const BatchTensors b = batch_tensors(bare, store, features, *model, options);
   EXPECT_EQ(a.x.size(0), static_cast<int64_t>(gathered.sample.n_id.size()));
   EXPECT_EQ(b.blocks.front().num_cols, store.num_nodes()) << "columns renumbered to global ids";
   EXPECT_TRUE(b.x.is_same(features)) << "the store's rows, no copy";

@@ -171,12 +171,12 @@ TEST(Trainer, FirstLayerOnlyWeightDecayLeavesTheOtherLayersUndecayed) {
   Trainer t(s, o);
   auto& groups = t.optimizer().param_groups();
   ASSERT_EQ(groups.size(), 2u);
-  const auto first = t.model()->conv(0)->parameters();
+  const auto first = t.model().layer_parameters(0);
   ASSERT_EQ(groups[0].params().size(), first.size());
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(groups[0].params()[i].is_same(first[i]));
   EXPECT_EQ(static_cast<const torch::optim::SGDOptions&>(groups[0].options()).weight_decay(), 100);
   EXPECT_EQ(static_cast<const torch::optim::SGDOptions&>(groups[1].options()).weight_decay(), 0);
-  EXPECT_EQ(groups[0].params().size() + groups[1].params().size(), t.model()->parameters().size());
+  EXPECT_EQ(groups[0].params().size() + groups[1].params().size(), t.model().parameters().size());
 }
 
 }  // namespace
