@@ -38,6 +38,7 @@ seconds (training plus evaluation, per seed).
     python bench/planetoid_accuracy.py --engine both --threads 2
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -106,8 +107,23 @@ class Net(torch.nn.Module):
         return self.conv2(x, edge_index)
 
 
+@contextlib.contextmanager
+def stdout_to_stderr():
+    # The readers' C++ log lines go to file descriptor 1; stdout must hold
+    # only the JSON object.
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def load(path, split, split_seed):
-    store = dgcn.data.read_npz(path, split=split, seed=split_seed)
+    with stdout_to_stderr():
+        store = dgcn.data.read_npz(path, split=split, seed=split_seed)
     data = store.to_pyg()
     keep = data.edge_index[0] != data.edge_index[1]
     data.edge_index = data.edge_index[:, keep]
