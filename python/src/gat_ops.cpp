@@ -13,7 +13,6 @@
 // float32 [N, H*C] the features, head-major in a row (PyG's GATConv layout).
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
-#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -66,11 +65,10 @@ at::Tensor gat_spmm_op(const at::Tensor& rowptr, const at::Tensor& col, const at
   return out.reshape({a.num_rows, x.size(1)});
 }
 
-// gat_spmm's gradients. models/gat_kernels.h exposes its backward only as
-// the autograd node its forward records, so this runs the forward again on
-// detached inputs and differentiates it (one extra forward product, the
-// cheaper of the three): the kernels' own deterministic backward, on the
-// CPU or CUDA, reachable from a backward formula torch.compile can trace.
+// gat_spmm's gradients (models/gat_kernels.h's gat_spmm_backward: the
+// kernels' own deterministic backward on the CPU or CUDA), as an op that
+// the autograd formula in python/dgcn/_ops.py calls, so torch.compile
+// traces it.
 std::tuple<at::Tensor, at::Tensor> gat_spmm_backward_op(const at::Tensor& rowptr, const at::Tensor& col,
                                                         const at::Tensor& alpha, const at::Tensor& x,
                                                         const at::Tensor& dout) {
@@ -81,12 +79,10 @@ std::tuple<at::Tensor, at::Tensor> gat_spmm_backward_op(const at::Tensor& rowptr
                     ")");
   TORCH_CHECK_TYPE(dout.scalar_type() == at::kFloat, "gat_spmm_backward: dout must be float32 (got ",
                    dout.scalar_type(), ")");
-  const c10::AutoGradMode grad(true);
-  const at::Tensor alpha_leaf = alpha.detach().requires_grad_(true);
-  const at::Tensor x_leaf = x.reshape({x.size(0), heads, -1}).detach().requires_grad_(true);
-  const at::Tensor out = gat_spmm(a, alpha_leaf, x_leaf);
-  const auto grads = torch::autograd::grad({out}, {alpha_leaf, x_leaf}, {dout.reshape(out.sizes())});
-  return {grads[0], grads[1].reshape(x.sizes())};
+  const c10::AutoGradMode no_grad(false);
+  auto [dalpha, dx] = gat_spmm_backward(a, alpha.contiguous(), x.reshape({x.size(0), heads, -1}).contiguous(),
+                                        dout.reshape({a.num_rows, heads, -1}).contiguous());
+  return {dalpha, dx.reshape(x.sizes())};
 }
 
 }  // namespace
