@@ -52,6 +52,9 @@ TEST(CliConventions, EveryBinaryPrintsItsVersion) {
     auto r = run_command(bin(name) + " --version", dir);
     EXPECT_EQ(r.exit_code, 0) << name;
     EXPECT_EQ(r.out.rfind(name + " 0.", 0), 0u) << name << ": " << r.out;
+    // Whether --precision bf16 has the CPU's bf16 instructions (base/cpu_features.h).
+    EXPECT_NE(r.out.find("\nCPU bf16 (this machine): AVX512-BF16 "), std::string::npos)
+        << name << ": " << r.out;
     auto help = run_command(bin(name) + " --help", dir);
     EXPECT_EQ(help.exit_code, 0) << name;
     EXPECT_EQ(help.out.find("(default"), std::string::npos) << name << " shows defaults one way (NAME=value)";
