@@ -6,6 +6,7 @@
 //   comm.exchange(send, received);              // every rank a message to every rank
 //   auto sums = comm.sum({a, b});               // element-wise over ranks
 //   auto rows = all_gather<double>(comm, mine); // rows[q]: rank q's values
+//   auto bytes = broadcast_values(comm, 0, mine); // rank 0's, on every rank
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,35 @@ std::vector<std::vector<T>> all_gather(Collectives& comm, std::span<const T> val
 template <class T>
 std::vector<std::vector<T>> all_gather(Collectives& comm, const std::vector<T>& values) {
   return all_gather(comm, std::span<const T>(values));
+}
+
+// Collective: `root`'s `values` on every rank (the others' are not read),
+// in one exchange in which root sends each other rank a copy: e.g. the
+// checkpoint that rank 0 read (train/checkpoint.h).
+template <class T>
+std::vector<T> broadcast_values(Collectives& comm, int root, std::span<const T> values) {
+  DGCN_CHECK(root >= 0 && root < comm.size(), "broadcast: root {} of {} ranks", root, comm.size());
+  const bool from_here = comm.rank() == root;
+  Messages send;
+  for (int q = 0; q < comm.size(); ++q) {
+    if (from_here && q != root) {
+      send.append_value<int64_t>(static_cast<int64_t>(values.size()));
+      send.append(values);
+    }
+    send.end_message();
+  }
+  Messages received;
+  comm.exchange(send, received);
+  if (from_here) return {values.begin(), values.end()};
+  MessageReader r(received.of(root), "broadcast");
+  const auto n = r.value<int64_t>();
+  DGCN_CHECK(n >= 0, "broadcast: rank {} sent {} values", root, n);
+  const auto got = r.take<T>(static_cast<size_t>(n));
+  return {got.begin(), got.end()};
+}
+template <class T>
+std::vector<T> broadcast_values(Collectives& comm, int root, const std::vector<T>& values) {
+  return broadcast_values(comm, root, std::span<const T>(values));
 }
 
 // Collective: every rank's `text`, in rank order; e.g. each rank's error

@@ -299,7 +299,7 @@ void remove_checkpoints(const std::string& dir) {
   }
 }
 
-std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, ProcessGroup& group,
+std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, Collectives& ranks,
                                                 bool prefer_best) {
   // Rank 0 tells the others what it found before the bytes: a size, or one of these.
   constexpr int64_t kNone = -1, kReadFailed = -2, kMissing = -3;
@@ -307,7 +307,7 @@ std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, Process
   std::string what = path;
   int64_t size = kNone;
   std::string read_error;
-  if (group.rank() == 0) {
+  if (ranks.rank() == 0) {
     std::error_code ec;
     std::optional<std::string> file;
     if (fs::is_regular_file(path, ec)) {
@@ -330,24 +330,14 @@ std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, Process
       }
     }
   }
-  at::Tensor header = at::full({1}, size, at::TensorOptions().dtype(at::kLong)).to(group.device());
-  group.broadcast(header, 0).wait();
-  size = header.cpu().item<int64_t>();
+  size = broadcast_values(ranks, 0, std::vector<int64_t>{size})[0];
   TORCH_CHECK(size != kMissing, "checkpoint ", path, ": no such file or folder");
   TORCH_CHECK(size != kReadFailed,
-              group.rank() == 0 ? read_error : "rank 0 could not read the checkpoint in " + path);
+              ranks.rank() == 0 ? read_error : "rank 0 could not read the checkpoint in " + path);
   if (size == kNone) return std::nullopt;
 
-  at::Tensor payload = at::empty({size}, at::TensorOptions().dtype(at::kByte));
-  if (group.rank() == 0) std::memcpy(payload.data_ptr(), bytes.data(), bytes.size());
-  payload = payload.to(group.device());
-  group.broadcast(payload, 0).wait();
-  payload = payload.cpu();
-  if (group.rank() != 0) {
-    bytes.assign(static_cast<const char*>(payload.data_ptr()),
-                 static_cast<const char*>(payload.data_ptr()) + size);
-    what = "from rank 0 (" + path + ")";
-  }
+  bytes = broadcast_values(ranks, 0, bytes);
+  if (ranks.rank() != 0) what = "from rank 0 (" + path + ")";
   return parse(bytes, what);
 }
 

@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/process_group.h"
+#include "partition/collectives.h"
 
 namespace dgcn {
 
@@ -116,7 +116,7 @@ struct LoadedCheckpoint {
 // c10::Error on every rank (rank 0's errors reach the others, so none hangs)
 // when the folder does not exist, the file cannot be read, or it is not a
 // dgcn checkpoint.
-std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, ProcessGroup& group,
+std::optional<LoadedCheckpoint> read_checkpoint(const std::string& path, Collectives& ranks,
                                                 bool prefer_best = false);
 
 // Restores the model's parameters and buffers (every one must be there with

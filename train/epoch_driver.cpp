@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,13 +19,11 @@ namespace {
 
 // Collective: throws on every rank unless every rank's digest is rank 0's
 // (replicas that drifted apart mean a sync bug, not a result).
-void check_replicas_agree(const std::string& digest, ProcessGroup& group) {
-  const auto bits = static_cast<int64_t>(std::stoull(digest, nullptr, 16));
-  at::Tensor t = at::full({1}, bits, at::TensorOptions().dtype(at::kLong)).to(group.device());
-  group.broadcast(t, 0).wait();
-  const bool same = t.cpu().item<int64_t>() == bits;
-  const std::vector<double> differing = group.sum({same ? 0.0 : 1.0});
-  TORCH_CHECK(differing[0] == 0, "run_epochs: the model replicas differ after training: ", differing[0],
+void check_replicas_agree(const std::string& digest, Collectives& ranks) {
+  const std::vector<std::string> digests = all_gather_text(ranks, digest);
+  const auto differing = std::count_if(digests.begin(), digests.end(),
+                                       [&](const std::string& d) { return d != digests.front(); });
+  TORCH_CHECK(differing == 0, "run_epochs: the model replicas differ after training: ", differing,
               " rank(s) disagree with rank 0's param_digest (this rank: ", digest, ")");
 }
 
@@ -39,7 +38,7 @@ std::string param_digest(const torch::nn::Module& module) {
   return digest.hex();
 }
 
-EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, ProcessGroup& group,
+EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Collectives& ranks,
                           const std::function<void(int64_t epoch)>& after_epoch) {
   TORCH_CHECK(!options.resume || !options.checkpoint_dir.empty(),
               "run_epochs: resume needs a checkpoint_dir to resume from");
@@ -53,7 +52,7 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
   EpochRunResult out;
   std::optional<EpochStart> start;
   if (options.resume) {
-    if (auto checkpoint = read_checkpoint(options.checkpoint_dir, group)) {
+    if (auto checkpoint = read_checkpoint(options.checkpoint_dir, ranks)) {
       const ConfigComparison diff = compare_configs(checkpoint->state.config, options.config);
       TORCH_CHECK(diff.forbidden.empty(), "resume: ", checkpoint->what,
                   " belongs to another run: ", describe_changes(diff.forbidden),
@@ -88,7 +87,7 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
 
   // Rank 0 writes; the files are written while training goes on.
   std::unique_ptr<CheckpointWriter> writer;
-  if (!options.checkpoint_dir.empty() && group.rank() == 0) {
+  if (!options.checkpoint_dir.empty() && ranks.rank() == 0) {
     writer = std::make_unique<CheckpointWriter>(options.checkpoint_dir);
   }
   auto checkpoint = [&](int64_t epochs_done, int64_t batch, std::vector<double> mid, bool best) {
@@ -98,7 +97,7 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
     state.batch = batch;
     state.mid_epoch = std::move(mid);
     state.seed = static_cast<int64_t>(options.seed);
-    state.world_size = group.size();
+    state.world_size = ranks.size();
     state.config = options.config;
     state.extra = task.progress();
     writer->save(state, encode_checkpoint(task.module(), task.optimizer(), state), best);
@@ -122,7 +121,7 @@ EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Proce
 
   out.param_digest = param_digest(task.module());
   spdlog::info("param_digest {}", out.param_digest);
-  if (group.size() > 1) check_replicas_agree(out.param_digest, group);
+  if (ranks.size() > 1) check_replicas_agree(out.param_digest, ranks);
   if (out.epochs_before >= options.epochs) task.evaluate_now();  // a finished run resumed
   return out;
 }

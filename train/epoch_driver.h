@@ -5,7 +5,7 @@
 // by the task's training loop and never owns it.
 //
 //   MyTask task(...);                                   // implements EpochTask
-//   EpochRunResult r = run_epochs(task, {.epochs = 10, .seed = 0, .checkpoint_dir = "ckpt"}, *group);
+//   EpochRunResult r = run_epochs(task, {.epochs = 10, .seed = 0, .checkpoint_dir = "ckpt"}, ranks);
 //
 // Epochs count from 1 in everything a user sees (logs, metrics, checkpoint
 // names, summaries): epoch 1 is the first pass, checkpoint-000003.pt holds
@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/process_group.h"
+#include "partition/collectives.h"
 
 namespace dgcn {
 
@@ -100,7 +100,9 @@ struct EpochRunResult {
   std::string param_digest;      // of the final weights, equal on every rank (checked)
 };
 
-// Collective over `group`: with options.resume, restores the newest
+// Collective over `ranks` (the ranks' one Collectives, as the task's own
+// exchanges use; a process group, or one of one process): with
+// options.resume, restores the newest
 // checkpoint of options.checkpoint_dir on every rank (none there: starts at
 // epoch 1); trains the epochs up to options.epochs, each followed by a
 // checkpoint (rank 0, written on a background thread: train/checkpoint_writer.h)
@@ -110,7 +112,7 @@ struct EpochRunResult {
 // resume without a checkpoint_dir or with a missing one, a checkpoint of
 // another run (Note [Resume policy]), replicas that differ, and when a
 // collective fails.
-EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, ProcessGroup& group,
+EpochRunResult run_epochs(EpochTask& task, const EpochRunOptions& options, Collectives& ranks,
                           const std::function<void(int64_t epoch)>& after_epoch = {});
 
 // A digest (16 hex digits, XXH3) of every parameter's bytes in registration

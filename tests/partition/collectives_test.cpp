@@ -1,5 +1,5 @@
-// partition/collectives.h: the all-gathers built on exchange, on ranks in
-// one process.
+// partition/collectives.h: the all-gathers and the broadcast built on
+// exchange, on ranks in one process.
 #include "partition/collectives.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +26,19 @@ TEST(Collectives, AllGatherGivesEveryRankEveryRanksValuesInRankOrder) {
     EXPECT_EQ(all_gather_text(group.at(rank), rank == 1 ? "bad part" : ""),
               (std::vector<std::string>{"", "bad part", ""}));
   });
+}
+
+TEST(Collectives, BroadcastGivesEveryRankTheRootsValues) {
+  InProcessGroup group(3);
+  run_ranks(3, [&](int rank) {
+    // Only the root's values count, whatever the others pass (here their
+    // own rank, or nothing).
+    const std::vector<int64_t> mine(static_cast<size_t>(rank), rank);
+    EXPECT_EQ(broadcast_values(group.at(rank), 2, mine), (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(broadcast_values(group.at(rank), 1, mine), (std::vector<int64_t>{1}));
+    EXPECT_TRUE(broadcast_values(group.at(rank), 0, mine).empty());
+  });
+  EXPECT_THROW(broadcast_values(group.at(0), 3, std::vector<int64_t>{}), Error) << "no rank 3 of 3";
 }
 
 }  // namespace
