@@ -29,6 +29,25 @@ bool input_from_store(const TrainOptions& o) {
 // Separates the dropout generator's seeds from the sampler's streams.
 constexpr uint64_t kDropoutStream = 0xd209047ULL;
 
+// Whether epoch index `epoch` ends with an evaluation: every eval_every
+// epochs and the last one.
+bool evaluation_due(const TrainOptions& o, int64_t epoch) {
+  return o.eval_mode != EvalMode::kNone && ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs);
+}
+
+// What the loader exchanged between two readings of its counters, as
+// float64s to sum over ranks (exchanged_between), and back (exchange_of).
+std::vector<double> exchanged_between(const ExchangeCounters& before, const ExchangeCounters& after) {
+  return {static_cast<double>(after.id_bytes - before.id_bytes),
+          static_cast<double>(after.pick_bytes - before.pick_bytes),
+          static_cast<double>(after.feature_bytes - before.feature_bytes),
+          static_cast<double>(after.exchanges - before.exchanges), after.seconds - before.seconds};
+}
+ExchangeCounters exchange_of(const std::vector<double>& x) {
+  return {static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1]), static_cast<int64_t>(x[2]),
+          static_cast<int64_t>(x[3]), x[4]};
+}
+
 }  // namespace
 
 struct Trainer::Impl {
@@ -155,18 +174,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   r.epoch = epoch + 1;
   MetricSums sums;
   if (start) {
-    // Note [In-epoch checkpoints]: this rank's sums so far, then the next batch.
-    const size_t per_rank = MetricSums{}.pack().size();
-    DGCN_CHECK(
-        start->state.size() % per_rank == 0 &&
-            start->state.size() / per_rank == static_cast<size_t>(world_size()),
-        "train: the in-epoch checkpoint was written by a run on {} rank(s); it resumes only on as many "
-        "(this run has {})",
-        start->state.size() / per_rank, world_size());
-    DGCN_CHECK(start->batches >= 0 && start->batches <= num_batches,
-               "train: the in-epoch checkpoint is after batch {}, but epoch {} has {} batches per rank",
-               start->batches, epoch + 1, num_batches);
-    sums = MetricSums::unpack(std::span<const double>(start->state).subspan(per_rank * rank(), per_rank));
+    sums = resumed_sums(*start, epoch, num_batches);
     r.batches = start->batches;
   }
   impl_->loader->start_epoch(std::move(plan), r.batches);
@@ -189,20 +197,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
                                            static_cast<uint64_t>(r.batches), static_cast<uint64_t>(rank())}));
     impl_->optimizer->zero_grad();
     at::Tensor logits = model_->forward(in.blocks, in.x);
-    at::Tensor loss;
-    double loss_value = 0;  // the mean over this batch's labelled seeds
-    if (!impl_->seeds->union_mean_loss()) {
-      loss = classification_loss(store_.task, logits, in.y);
-      loss_value = loss.item<double>();
-    } else {
-      // Note [Unlabelled nodes]: the union mean over the labelled seeds of
-      // every rank. DDP averages the ranks' gradients, so each rank's loss is
-      // its sum scaled by world_size / (labelled seeds on all ranks).
-      const std::vector<double> labelled = sum_over_ranks({static_cast<double>(in.labelled)});
-      const at::Tensor sum = classification_loss_sum(store_.task, logits, in.y);
-      loss = labelled[0] > 0 ? sum * (world_size() / labelled[0]) : logits.sum() * 0.0;
-      loss_value = in.labelled > 0 ? sum.item<double>() / static_cast<double>(in.labelled) : 0.0;
-    }
+    auto [loss, loss_value] = batch_loss(logits, in);
     DGCN_CHECK(
         std::isfinite(loss_value),
         "training: the loss became {} in epoch {}, batch {} of {} (diverged: a lower learning rate may "
@@ -235,42 +230,68 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   r.loss = sums.mean_loss();
   r.train_metric = sums.value(store_.task);
   if (impl_->producer) {
-    const ExchangeCounters after = impl_->producer->counters();
-    std::vector<double> x = {static_cast<double>(after.id_bytes - exchange_before.id_bytes),
-                             static_cast<double>(after.pick_bytes - exchange_before.pick_bytes),
-                             static_cast<double>(after.feature_bytes - exchange_before.feature_bytes),
-                             static_cast<double>(after.exchanges - exchange_before.exchanges),
-                             after.seconds - exchange_before.seconds};
-    x = sum_over_ranks(std::move(x));
     r.partitioned = true;
-    r.exchange = {static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1]), static_cast<int64_t>(x[2]),
-                  static_cast<int64_t>(x[3]), x[4]};
+    r.exchange = exchange_of(sum_over_ranks(exchanged_between(exchange_before, impl_->producer->counters())));
   }
+  if (evaluation_due(o, epoch)) evaluate_epoch(r);
+  record_epoch(r);
+  return r;
+}
 
+MetricSums Trainer::resumed_sums(const EpochStart& start, int64_t epoch, int64_t num_batches) const {
+  // Note [In-epoch checkpoints]: this rank's sums so far, then the next batch.
+  const size_t per_rank = MetricSums{}.pack().size();
+  DGCN_CHECK(start.state.size() % per_rank == 0 &&
+                 start.state.size() / per_rank == static_cast<size_t>(world_size()),
+             "train: the in-epoch checkpoint was written by a run on {} rank(s); it resumes only on as many "
+             "(this run has {})",
+             start.state.size() / per_rank, world_size());
+  DGCN_CHECK(start.batches >= 0 && start.batches <= num_batches,
+             "train: the in-epoch checkpoint is after batch {}, but epoch {} has {} batches per rank",
+             start.batches, epoch + 1, num_batches);
+  return MetricSums::unpack(std::span<const double>(start.state).subspan(per_rank * rank(), per_rank));
+}
+
+std::pair<at::Tensor, double> Trainer::batch_loss(const at::Tensor& logits, const BatchTensors& in) {
+  if (!impl_->seeds->union_mean_loss()) {
+    at::Tensor loss = classification_loss(store_.task, logits, in.y);
+    return {loss, loss.item<double>()};
+  }
+  // Note [Unlabelled nodes]: the union mean over the labelled seeds of
+  // every rank. DDP averages the ranks' gradients, so each rank's loss is
+  // its sum scaled by world_size / (labelled seeds on all ranks).
+  const std::vector<double> labelled = sum_over_ranks({static_cast<double>(in.labelled)});
+  const at::Tensor sum = classification_loss_sum(store_.task, logits, in.y);
+  return {labelled[0] > 0 ? sum * (world_size() / labelled[0]) : logits.sum() * 0.0,
+          in.labelled > 0 ? sum.item<double>() / static_cast<double>(in.labelled) : 0.0};
+}
+
+void Trainer::evaluate_epoch(EpochReport& r) {
+  if (ranks_) ranks_->barrier();  // every rank has finished training the epoch
+  const auto t = Clock::now();
+  std::tie(r.valid_metric, r.test_metric) = evaluate();
+  r.eval_s = seconds_since(t);
+}
+
+void Trainer::record_epoch(const EpochReport& r) {
   improved_ = false;
-  CurvePoint point{epoch + 1, r.loss, r.train_metric, 0, 0, false};
-  if (o.eval_mode != EvalMode::kNone && ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs)) {
-    if (ranks_) ranks_->barrier();  // every rank has finished training the epoch
-    const auto t = Clock::now();
-    auto [valid, test] = evaluate();
-    r.eval_s = seconds_since(t);
-    r.valid_metric = valid;
-    r.test_metric = test;
+  CurvePoint point{r.epoch, r.loss, r.train_metric, 0, 0, false};
+  if (r.valid_metric) {
+    const double valid = *r.valid_metric, test = *r.test_metric;
     point.valid = valid, point.test = test, point.evaluated = true;
     summary_.valid_metric = valid;
     summary_.test_metric = test;
     if (summary_.best_epoch < 0 || valid > summary_.best_valid_metric) {
       summary_.best_valid_metric = valid;
       summary_.test_at_best_valid = test;
-      summary_.best_epoch = epoch + 1;
+      summary_.best_epoch = r.epoch;
       improved_ = true;
     }
   }
   curve_.push_back(point);
-  summary_.epochs = epoch + 1;  // epochs done
+  summary_.epochs = r.epoch;  // epochs done
   summary_.train_s += r.epoch_s;
   summary_.eval_s += r.eval_s;
-  return r;
 }
 
 std::pair<double, double> Trainer::evaluate() {

@@ -74,6 +74,8 @@
 
 namespace dgcn {
 
+struct BatchTensors;  // models/batch_tensors.h
+
 // Gradient synchronization across ranks, and nothing else (as c10d's
 // Reducer): every other exchange of the trainer (metric sums, gathers,
 // barriers) goes through the ranks' Collectives (partition/collectives.h).
@@ -177,6 +179,14 @@ class Trainer {
   struct Impl;
   std::vector<double> sum_over_ranks(std::vector<double> values);
   std::vector<std::vector<double>> gather_over_ranks(const std::vector<double>& values);
+  // The pieces of train_epoch: this rank's sums from an in-epoch checkpoint
+  // (checked against this run); a batch's loss to step on and its value
+  // (the mean over its labelled seeds); the evaluation after an epoch; the
+  // epoch in the summary, best-validation record and curve.
+  MetricSums resumed_sums(const EpochStart& start, int64_t epoch, int64_t num_batches) const;
+  std::pair<at::Tensor, double> batch_loss(const at::Tensor& logits, const BatchTensors& in);
+  void evaluate_epoch(EpochReport& r);
+  void record_epoch(const EpochReport& r);
   // Asked of ranks_ (one process: rank 0 of 1).
   int rank() const { return ranks_ ? ranks_->rank() : 0; }
   int world_size() const { return ranks_ ? ranks_->size() : 1; }
