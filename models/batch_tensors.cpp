@@ -15,23 +15,6 @@
 namespace dgcn {
 namespace {
 
-CsrTensor empty_csr(int64_t rows, int64_t cols, int64_t nnz, bool pinned) {
-  const auto opts = at::TensorOptions().device(at::kCPU).pinned_memory(pinned);
-  CsrTensor a;
-  a.num_rows = rows;
-  a.num_cols = cols;
-  a.indptr = at::empty({rows + 1}, opts.dtype(at::kLong));
-  a.indices = at::empty({nnz}, opts.dtype(at::kInt));
-  a.values = at::empty({nnz}, opts.dtype(at::kFloat));
-  return a;
-}
-
-NormalizedCsrOut spans_of(CsrTensor& a) {
-  return {{a.indptr.data_ptr<int64_t>(), static_cast<size_t>(a.indptr.numel())},
-          {a.indices.data_ptr<int32_t>(), static_cast<size_t>(a.indices.numel())},
-          {a.values.data_ptr<float>(), static_cast<size_t>(a.values.numel())}};
-}
-
 // Rows [0, n) of the loader's gathered features, without a copy; the tensor
 // keeps the batch's memory alive.
 at::Tensor wrap_features(const LoadedBatch& batch, int64_t num_features) {
@@ -55,6 +38,23 @@ at::Tensor store_input(const SampledBatch& sample, const GraphStore& store, cons
 }
 
 }  // namespace
+
+CsrTensor empty_csr(int64_t rows, int64_t cols, int64_t nnz, bool pinned) {
+  const auto opts = at::TensorOptions().device(at::kCPU).pinned_memory(pinned);
+  CsrTensor a;
+  a.num_rows = rows;
+  a.num_cols = cols;
+  a.indptr = at::empty({rows + 1}, opts.dtype(at::kLong));
+  a.indices = at::empty({nnz}, opts.dtype(at::kInt));
+  a.values = at::empty({nnz}, opts.dtype(at::kFloat));
+  return a;
+}
+
+NormalizedCsrOut spans_of(CsrTensor& a) {
+  return {{a.indptr.data_ptr<int64_t>(), static_cast<size_t>(a.indptr.numel())},
+          {a.indices.data_ptr<int32_t>(), static_cast<size_t>(a.indices.numel())},
+          {a.values.data_ptr<float>(), static_cast<size_t>(a.values.numel())}};
+}
 
 const ChunkLoop& intra_op_chunks() {
   static const ChunkLoop loop = [](int64_t n, int64_t chunk,

@@ -45,6 +45,13 @@ namespace dgcn {
 // runs inline, never nesting pools.
 const ChunkLoop& intra_op_chunks();
 
+// An uninitialized CPU CSR (int64 indptr, int32 indices, float32 values;
+// pinned for a CUDA copy) and its arrays as the torch-free builders'
+// output (models/gcn_norm.h): how every adjacency builder (GCN, SAGE, GAT)
+// gets the memory it writes into.
+CsrTensor empty_csr(int64_t rows, int64_t cols, int64_t nnz, bool pinned);
+NormalizedCsrOut spans_of(CsrTensor& a);
+
 // How the batches of one model become tensors.
 struct BatchTensorOptions {
   GcnNorm norm = GcnNorm::kFullGraph;

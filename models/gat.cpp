@@ -20,23 +20,6 @@ void glorot_(at::Tensor& t) {
   t.uniform_(-a, a);
 }
 
-CsrTensor empty_csr(int64_t rows, int64_t cols, int64_t nnz, bool pinned) {
-  const auto opts = at::TensorOptions().device(at::kCPU).pinned_memory(pinned);
-  CsrTensor a;
-  a.num_rows = rows;
-  a.num_cols = cols;
-  a.indptr = at::empty({rows + 1}, opts.dtype(at::kLong));
-  a.indices = at::empty({nnz}, opts.dtype(at::kInt));
-  a.values = at::empty({nnz}, opts.dtype(at::kFloat));
-  return a;
-}
-
-NormalizedCsrOut spans_of(CsrTensor& a) {
-  return {{a.indptr.data_ptr<int64_t>(), static_cast<size_t>(a.indptr.numel())},
-          {a.indices.data_ptr<int32_t>(), static_cast<size_t>(a.indices.numel())},
-          {a.values.data_ptr<float>(), static_cast<size_t>(a.values.numel())}};
-}
-
 }  // namespace
 
 GATConvImpl::GATConvImpl(const GatConvOptions& options) : options_(options) {

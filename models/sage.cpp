@@ -7,26 +7,6 @@
 #include "models/sage_norm.h"
 
 namespace dgcn {
-namespace {
-
-CsrTensor empty_csr(int64_t rows, int64_t cols, int64_t nnz, bool pinned) {
-  const auto opts = at::TensorOptions().device(at::kCPU).pinned_memory(pinned);
-  CsrTensor a;
-  a.num_rows = rows;
-  a.num_cols = cols;
-  a.indptr = at::empty({rows + 1}, opts.dtype(at::kLong));
-  a.indices = at::empty({nnz}, opts.dtype(at::kInt));
-  a.values = at::empty({nnz}, opts.dtype(at::kFloat));
-  return a;
-}
-
-NormalizedCsrOut spans_of(CsrTensor& a) {
-  return {{a.indptr.data_ptr<int64_t>(), static_cast<size_t>(a.indptr.numel())},
-          {a.indices.data_ptr<int32_t>(), static_cast<size_t>(a.indices.numel())},
-          {a.values.data_ptr<float>(), static_cast<size_t>(a.values.numel())}};
-}
-
-}  // namespace
 
 SAGEConvImpl::SAGEConvImpl(int64_t in_features, int64_t out_features, bool bias, bool normalize)
     : in_features_(in_features), out_features_(out_features), normalize_(normalize) {
