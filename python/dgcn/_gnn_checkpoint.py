@@ -133,12 +133,15 @@ class _EngineModel(torch.nn.Module):
         torch.save(out, path)
 
 
-def _check_head(head: str, num_layers) -> None:
+def _check_head(model: str, head: str, num_layers) -> None:
+    """The checks every engine model (GCN, GraphSAGE, GAT) makes of its
+    ``head`` and ``num_layers``; ``model`` names it in the error."""
     if head not in ('none', 'linear'):
-        raise ValueError(f"head = {head!r}; expected 'none' or 'linear'")
+        raise ValueError(f"{model}: head = {head!r}; expected 'none' or "
+                         f"'linear'")
     if not isinstance(num_layers, int) or num_layers < 1:
-        raise ValueError(f"num_layers = {num_layers!r}; expected an "
-                         f"integer >= 1")
+        raise ValueError(f"{model}: num_layers = {num_layers!r}; expected "
+                         f"an integer >= 1")
 
 
 class GraphSAGE(_EngineModel):
@@ -156,7 +159,7 @@ class GraphSAGE(_EngineModel):
                  dropout: float = 0.5, input_dropout: float = 0.0,
                  normalize_features: bool = False):
         super().__init__()
-        _check_head(head, num_layers)
+        _check_head('GraphSAGE', head, num_layers)
         widths = [in_channels] + [hidden] * (num_layers - 1)
         widths.append(hidden if head == 'linear' else num_classes)
         self.convs = torch.nn.ModuleList(
@@ -195,7 +198,7 @@ class GAT(_EngineModel):
                  attention_dropout: float = 0.0,
                  normalize_features: bool = False):
         super().__init__()
-        _check_head(head, num_layers)
+        _check_head('GAT', head, num_layers)
         self.head = None  # (_hidden_layer reads it while building)
         self.num_layers = num_layers
         if head == 'linear':

@@ -13,6 +13,7 @@ import json
 import torch
 from torch import Tensor
 
+from ._gnn_checkpoint import _check_head
 from .nn import GCNConv, layerwise_inference
 
 __all__ = ['GCN', 'load_checkpoint', 'save_checkpoint']
@@ -36,12 +37,7 @@ class GCN(torch.nn.Module):
                  dropout: float = 0.5, input_dropout: float = 0.0,
                  normalize_features: bool = False):
         super().__init__()
-        if head not in ('none', 'linear'):
-            raise ValueError(f"GCN: head = {head!r}; expected 'none' or "
-                             f"'linear'")
-        if not isinstance(num_layers, int) or num_layers < 1:
-            raise ValueError(f"GCN: num_layers = {num_layers!r}; expected "
-                             f"an integer >= 1")
+        _check_head('GCN', head, num_layers)
         widths = [in_channels] + [hidden] * (num_layers - 1)
         widths.append(hidden if head == 'linear' else num_classes)
         self.convs = torch.nn.ModuleList(
