@@ -17,6 +17,8 @@ pyg-lib or torch-sparse; the JSON says which this environment has): PyG's
 recipe as its users write it (bench/pyg_epoch.py: every layer over every
 sampled node, ``F.dropout``, worker-less loader) for its first
 ``--pyg-batches`` batches, in seconds per batch against dgcn-train's.
+``--model sage|gat`` (``--heads``) runs this pairing alone with that model
+on both sides (PyG's ``SAGEConv``/``GATConv``, dgcn-train ``--model``).
 
     python bench/python_epoch_bench.py --data data/products.gcn
 """
@@ -47,7 +49,7 @@ def dgcn_train(args, gather):
            '--num-neighbors', args.num_neighbors,
            '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
            '--threads', str(args.threads), '--workers', str(args.workers),
-           '--seed', str(args.seed)]
+           '--seed', str(args.seed)] + model_flags(args)
     if gather:
         cmd.append('--gather-in-loader')
     return run_json(cmd, os.environ)['train_s']
@@ -99,9 +101,17 @@ def pyg_epoch(args):
            '--data', args.data, '--max-batches', str(args.pyg_batches),
            '--num-neighbors', args.num_neighbors,
            '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
-           '--threads', str(args.threads), '--seed', str(args.seed)]
+           '--threads', str(args.threads), '--seed', str(args.seed)
+           ] + model_flags(args)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     return launch(args, cmd, env)['train_s']
+
+
+def model_flags(args):
+    """--model (and --heads for GAT), the same flags for dgcn-train and
+    bench/pyg_epoch.py."""
+    flags = ['--model', args.model]
+    return flags + ['--heads', str(args.heads)] if args.model == 'gat' else flags
 
 
 def pyg_sampler():
@@ -136,6 +146,13 @@ def main():
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--pairings', default='read_store,gathered,pyg')
+    parser.add_argument('--model', choices=['gcn', 'sage', 'gat'],
+                        default='gcn',
+                        help='the model of the pyg pairing (not gcn: that '
+                        'pairing alone; examples/gcn_ddp.py is a GCN)')
+    parser.add_argument('--heads', type=int, default=1,
+                        help='--model gat: heads of every hidden layer '
+                        '(--hidden counts features per head)')
     parser.add_argument('--launcher', choices=['torchrun', 'direct'],
                         default='torchrun',
                         help='how the Python ranks start (direct: plain '
@@ -143,13 +160,19 @@ def main():
     parser.add_argument('--pyg-batches', type=int, default=10,
                         help="batches per rank of PyG's own epoch")
     args = parser.parse_args()
+    if args.model != 'gcn' and args.pairings != 'pyg':
+        parser.error(f'--model {args.model} runs with --pairings pyg only '
+                     '(examples/gcn_ddp.py is a GCN)')
+    if args.heads != 1 and args.model != 'gat':
+        parser.error('--heads is for --model gat')
 
     result = {'data': args.data, 'ranks': args.ranks,
               'num_neighbors': args.num_neighbors,
               'batch_size_per_rank': args.batch_size, 'hidden': args.hidden,
               'threads': args.threads, 'workers': args.workers,
               'batches': args.batches, 'repeats': args.repeats,
-              'launcher': args.launcher,
+              'launcher': args.launcher, 'model': args.model,
+              'heads': args.heads,
               'pyg_sampler': pyg_sampler()}
     batches = args.batches  # 0: learnt from the example's first run
     for pairing in args.pairings.split(','):
