@@ -10,7 +10,7 @@ import torch
 import torch_geometric.nn as pyg_nn
 
 import dgcn
-from test_sage_pyg import close, compare, graph, pair
+from conv_helpers import close, compare, graph, loads_both_ways, pair
 
 
 @pytest.mark.parametrize('options', [
@@ -111,14 +111,8 @@ def test_attention_dropout_acts_in_training_only():
 
 def test_state_dict_loads_both_ways():
     x, ei = graph(seed=4)
-    theirs = pyg_nn.GATConv(6, 5, heads=4)
-    ours = dgcn.nn.GATConv(6, 5, heads=4)
-    ours.load_state_dict(theirs.state_dict())  # PyG's -> ours
-    close(ours(x, ei), theirs(x, ei))
-    ours.reset_parameters()
-    theirs.load_state_dict(ours.state_dict())  # ours -> PyG's
-    close(ours(x, ei), theirs(x, ei))
-    assert list(ours.state_dict()) == list(theirs.state_dict())
+    loads_both_ways(dgcn.nn.GATConv(6, 5, heads=4),
+                    pyg_nn.GATConv(6, 5, heads=4), x, ei)
 
 
 def test_lazy_in_channels():
@@ -173,30 +167,10 @@ class _GAT(torch.nn.Module):
         return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
 
 
-def test_compiled_model_trains_like_eager():
+def test_compiled_model_trains_like_eager(trains_like_eager):
     x, ei = graph(seed=3, features=8)
     y = torch.randint(0, 3, (x.size(0), ))
-    torch.manual_seed(0)
-    eager = _GAT(8, 4, 3, heads=2)
-    compiled_model = _GAT(8, 4, 3, heads=2)
-    compiled_model.load_state_dict(eager.state_dict())
-    torch._dynamo.reset()
-    compiled = torch.compile(compiled_model)
-    losses = []
-    for model in (eager, compiled):
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        run = []
-        for _ in range(5):
-            opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(x, ei), y)
-            loss.backward()
-            opt.step()
-            run.append(loss.item())
-        losses.append(run)
-    want, got = losses
-    assert want[-1] < want[0]
-    for a, b in zip(got, want):
-        assert a == pytest.approx(b, rel=1e-5)
+    trains_like_eager(lambda: _GAT(8, 4, 3, heads=2), x, ei, y)
 
 
 def _pattern(seed=0, rows=12, cols=15, heads=3, width=4):

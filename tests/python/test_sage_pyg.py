@@ -10,49 +10,7 @@ import torch
 import torch_geometric.nn as pyg_nn
 
 import dgcn
-
-
-def close(a, b, tol=1e-5):
-    assert a.shape == b.shape
-    err = ((a - b).norm() / b.norm().clamp(min=1e-30)).item()
-    assert err <= tol, f'relative error {err:.3g} > {tol}'
-
-
-def graph(seed=0, n=40, m=150, features=6):
-    g = torch.Generator().manual_seed(seed)
-    ei = torch.randint(0, n - 3, (2, m), generator=g)  # 3 isolated nodes
-    ei[:, :5] = torch.arange(5).repeat(2, 1)  # a few self-loops
-    ei = torch.cat([ei, ei[:, :7]], 1)  # and repeated edges
-    return torch.randn(n, features, generator=g), ei
-
-
-def pair(cls_ours, cls_theirs, *args, **options):
-    ours = cls_ours(*args, **options)
-    theirs = cls_theirs(*args, **options)
-    torch.manual_seed(1)
-    ours.reset_parameters()
-    theirs.load_state_dict(ours.state_dict())
-    return ours, theirs
-
-
-def compare(ours, theirs, x, *args, **kwargs):
-    r"""Outputs, and the gradients of x and of every parameter, of the two
-    layers called alike."""
-    results = []
-    for conv in (ours, theirs):
-        xs = x if isinstance(x, tuple) else (x, )
-        xs = tuple(t.clone().requires_grad_() for t in xs)
-        out = conv(xs if isinstance(x, tuple) else xs[0], *args, **kwargs)
-        weights = torch.linspace(-1, 1, out.numel()).view_as(out)
-        (out * weights).sum().backward()
-        grads = [t.grad for t in xs]
-        grads += [p.grad for _, p in sorted(conv.named_parameters())]
-        results.append((out.detach(), grads))
-    (a, ga), (b, gb) = results
-    close(a, b)
-    assert len(ga) == len(gb)
-    for g1, g2 in zip(ga, gb):
-        close(g1, g2)
+from conv_helpers import close, compare, graph, loads_both_ways, pair
 
 
 @pytest.mark.parametrize('options', [
@@ -127,14 +85,8 @@ def test_trimmed_layers_equal_untrimmed(cora_store):
 
 def test_state_dict_loads_both_ways():
     x, ei = graph(seed=4)
-    theirs = pyg_nn.SAGEConv(6, 5, normalize=True)
-    ours = dgcn.nn.SAGEConv(6, 5, normalize=True)
-    ours.load_state_dict(theirs.state_dict())  # PyG's -> ours
-    close(ours(x, ei), theirs(x, ei))
-    ours.reset_parameters()
-    theirs.load_state_dict(ours.state_dict())  # ours -> PyG's
-    close(ours(x, ei), theirs(x, ei))
-    assert list(ours.state_dict()) == list(theirs.state_dict())
+    loads_both_ways(dgcn.nn.SAGEConv(6, 5, normalize=True),
+                    pyg_nn.SAGEConv(6, 5, normalize=True), x, ei)
 
 
 def test_lazy_in_channels():
@@ -203,27 +155,7 @@ class _SAGE(torch.nn.Module):
         return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
 
 
-def test_compiled_model_trains_like_eager():
+def test_compiled_model_trains_like_eager(trains_like_eager):
     x, ei = graph(seed=3, features=8)
     y = torch.randint(0, 3, (x.size(0), ))
-    torch.manual_seed(0)
-    eager = _SAGE(8, 16, 3)
-    compiled_model = _SAGE(8, 16, 3)
-    compiled_model.load_state_dict(eager.state_dict())
-    torch._dynamo.reset()
-    compiled = torch.compile(compiled_model)
-    losses = []
-    for model in (eager, compiled):
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        run = []
-        for _ in range(5):
-            opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(x, ei), y)
-            loss.backward()
-            opt.step()
-            run.append(loss.item())
-        losses.append(run)
-    want, got = losses
-    assert want[-1] < want[0]
-    for a, b in zip(got, want):
-        assert a == pytest.approx(b, rel=1e-5)
+    trains_like_eager(lambda: _SAGE(8, 16, 3), x, ei, y)
