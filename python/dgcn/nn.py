@@ -327,6 +327,9 @@ class GCNConv(torch.nn.Module):
             raise TypeError(f"GCNConv: edge_index must be int64 (got "
                             f"{edge_index.dtype})")
         if n_id is not None:
+            if x.size(0) > 2**31 - 1:  # the SpMM's column ids are int32
+                raise ValueError(f"GCNConv: x has {x.size(0)} rows; with "
+                                 f"n_id it may have at most 2^31 - 1")
             _check_ids('n_id', n_id, x.size(0), 'a row of x')
             if n_id.dim() != 1:
                 raise ValueError(f"GCNConv: n_id must be 1-D (got "
@@ -402,7 +405,9 @@ class GCNConv(torch.nn.Module):
             return self._propagate_edges(adj, x, num_src, num_dst, n_id)
         if n_id is not None:  # columns: rows of x, the whole graph's
             rowptr, col, value = adj
-            adj = rowptr, n_id.index_select(0, col.long()).int(), value
+            # Gathered as int32 (n_id's entries are rows of x, fewer than
+            # 2^31: checked): one pass, not int64 ids gathered and narrowed.
+            adj = rowptr, n_id.int().index_select(0, col), value
         rowptr, col, value = adj
         # With n_id, x is the whole graph's: only aggregating first reads
         # just the batch's rows of it.
@@ -448,13 +453,44 @@ class GCNConv(torch.nn.Module):
         once for several row chunks), plus the bias."""
         rowptr, col, value = adj
         if aggregate_first:
-            out = self.lin(torch.ops.dgcn.spmm(rowptr, col, value, x))
+            z = torch.ops.dgcn.spmm(rowptr, col, value, x)
+            weight = self._weight_in_out()
+            if weight is None:
+                out = self.lin(z)
+            elif self.bias is None:
+                return torch.mm(z, weight)
+            elif not torch.is_autocast_enabled(z.device.type):
+                # The bias added inside the product: no pass of its own.
+                # (Under autocast PyG's separate add makes the output
+                # float32, so it stays separate there.)
+                return torch.addmm(self.bias, z, weight)
+            else:
+                out = torch.mm(z, weight)
         else:
-            h = self.lin(x) if transformed is None else transformed
-            out = torch.ops.dgcn.spmm(rowptr, col, value, h)
+            if transformed is None:
+                weight = self._weight_in_out()
+                transformed = (self.lin(x) if weight is None else
+                               torch.mm(x, weight))
+            out = torch.ops.dgcn.spmm(rowptr, col, value, transformed)
         if self.bias is not None:
             out = out + self.bias
         return out
+
+    def _weight_in_out(self) -> Optional[Tensor]:
+        r"""``lin.weight`` as ``[in_channels, out_channels]`` (a copy of its
+        few entries) for ``x @ W`` as dgcn-train multiplies: its backward
+        computes ``dW`` as ``x.t() @ dy``, where ``x @ lin.weight.t()``
+        computes ``(dy.t() @ x).t()``, a slower GEMM over the batch's rows
+        (MKL, one thread: ~34 against ~42 ms for a products batch's first
+        layer); with the bias it is one ``addmm``, not a product and then an
+        add over the whole output. ``None`` where :obj:`lin` is not a plain
+        :class:`~torch.nn.Linear` without hooks: then ``self.lin(x)`` is
+        called, as PyG's layer calls it."""
+        lin = self.lin
+        if (type(lin) is not torch.nn.Linear or lin._forward_hooks
+                or lin._forward_pre_hooks):
+            return None
+        return lin.weight.t().contiguous()
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '

@@ -71,6 +71,29 @@ def test_each_option_equals_pyg(options, weighted):
     _compare(ours, theirs, x, ei, w if weighted else None)
 
 
+@pytest.mark.parametrize('bias', [True, False])
+@pytest.mark.parametrize('hook', [False, True])
+def test_both_orders_equal_pyg(bias, hook):
+    # GCNConv multiplies by lin.weight itself (x @ W, the bias inside an
+    # addmm) in either order: aggregating first (wide in, narrow out) or
+    # transforming first; a hook on lin makes it call lin(x), as PyG does.
+    orders = set()
+    for channels in ((40, 3), (3, 40)):
+        g = torch.Generator().manual_seed(channels[0])
+        n = 60
+        ei = torch.randint(0, n, (2, 400), generator=g)
+        x = torch.randn(n, channels[0], generator=g)
+        ours, theirs = _pair(*channels, bias=bias)
+        orders.add(dgcn._C.aggregate_first(n, n, ei.size(1) + n, *channels,
+                                           True, True))
+        calls = []
+        if hook:
+            ours.lin.register_forward_hook(lambda *_: calls.append(1))
+        _compare(ours, theirs, x, ei)
+        assert len(calls) == (1 if hook else 0)
+    assert orders == {True, False}
+
+
 def test_edge_weight_gradient_equals_pyg():
     x, ei, w = _graph(seed=2)
     for options in ({}, {'improved': True}, {'normalize': False}):
