@@ -4,14 +4,19 @@
 # checks that python3's torch is the version CI builds against, configures
 # with that torch, nvcc and the NCCL of the nvidia-nccl wheel torch loads, and
 # builds only what the check runs (keeping going past a failed translation
-# unit, so one run shows every error).
+# unit, so one run shows every error): by default every target the GPU run
+# needs; TARGET... names fewer (the --no-device run builds only what it runs
+# or ldd-checks).
 #
-#   scripts/gpu-build.sh BUILD_DIR JOBS [DEPS_DIR]
+#   scripts/gpu-build.sh BUILD_DIR JOBS [DEPS_DIR [TARGET...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:?usage: gpu-build.sh BUILD_DIR JOBS [DEPS_DIR]}
-jobs=${2:?usage: gpu-build.sh BUILD_DIR JOBS [DEPS_DIR]}
+usage="usage: gpu-build.sh BUILD_DIR JOBS [DEPS_DIR [TARGET...]]"
+build=${1:?$usage}
+jobs=${2:?$usage}
 deps=${3:-}
+targets=("${@:4}")
+[ ${#targets[@]} -gt 0 ] || targets=(models_test gnn_layers_test dgcn-spmm-bench dgcn-train dgcn-prep)
 # shellcheck disable=SC1091
 [ -n "$deps" ] && source "$deps/env.sh"
 generator=() keep_going=(-k)
@@ -33,5 +38,4 @@ fi
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DDGCN_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DDGCN_PYTHON="$(command -v python3)" \
   ${nccl_root:+-DNCCL_ROOT="$nccl_root"} -DDGCN_BUILD_TESTS=ON
-cmake --build "$build" --parallel "$jobs" --target models_test gnn_layers_test dgcn-spmm-bench dgcn-train dgcn-prep \
-  -- "${keep_going[@]}"
+cmake --build "$build" --parallel "$jobs" --target "${targets[@]}" -- "${keep_going[@]}"

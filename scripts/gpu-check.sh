@@ -32,8 +32,10 @@
 #                 bundled runtime libraries and CUDA's loader-cache entries
 #                 hidden in a mount namespace (scripts/gpu-host-view.sh; needs
 #                 root), then ldd, prep and epoch-cpu in that view, and the
-#                 report. Its limits are this machine's: build 1500 s, prep and
-#                 epoch-cpu 150 s.
+#                 report. It builds only what it runs or ldd-checks: not
+#                 models_test (the CUDA tests' other binary; gnn_layers_test
+#                 stands for both, same libraries). Its limits are this
+#                 machine's: build 1500 s, prep and epoch-cpu 150 s.
 #   --deps DIR    the bundle of scripts/gpu-pack-deps.sh (DIR/env.sh);
 #                 default $DGCN_GPU_DEPS, else shared/gpu-host-debs; --no-device
 #                 makes one in BUILD/bundle when neither exists
@@ -216,9 +218,16 @@ step() {
   return "$rc"
 }
 
+# The binaries ldd checks: the apps and the CUDA tests' binaries (the
+# --no-device run builds one of the two, which links the same libraries).
+test_bins=(gnn_layers_test models_test)
+[ "$no_device" -eq 1 ] && test_bins=(gnn_layers_test)
+build_targets=()
+[ "$no_device" -eq 1 ] && build_targets=("${test_bins[@]}" dgcn-spmm-bench dgcn-train dgcn-prep)
+
 write_report
 if [ "$skip_build" -eq 0 ]; then
-  step build "${limit[build]}" scripts/gpu-build.sh "$build" "$jobs" "$deps" ||
+  step build "${limit[build]}" scripts/gpu-build.sh "$build" "$jobs" "$deps" "${build_targets[@]}" ||
     echo "gpu-check: the build failed; see build.log in $archive" >&2
 fi
 if [ -x "$bin/dgcn-train" ]; then
@@ -230,7 +239,7 @@ if [ -x "$bin/dgcn-train" ]; then
       echo "$f: $(readelf -d "$f" | grep -E "RUNPATH|RPATH" || echo "no RUNPATH")"
       if ldd "$f" | grep "not found"; then status=1; fi
     done
-    exit $status' ldd "$bin/dgcn-train" "$bin/dgcn-prep" "$bin/dgcn-spmm-bench" "$build/tests/bin/models_test"
+    exit $status' ldd "$bin/dgcn-train" "$bin/dgcn-prep" "$bin/dgcn-spmm-bench" "${test_bins[@]/#/$build/tests/bin/}"
 fi
 if [ -x "$bin/dgcn-prep" ] && [ ! -f "$store" ]; then
   step prep "${limit[prep]}" "$bin/dgcn-prep" synthetic --preset "$preset" --seed 0 --out "$store"
