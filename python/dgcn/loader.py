@@ -215,6 +215,7 @@ class NeighborLoader:
         # A store's train/val/test masks as bits of one byte per node: one
         # gather per batch instead of three.
         self._split_bits = None
+        self._y32 = None  # a store's labels as int32 (below)
         if self.partition is not None:
             # Labels come with each batch, for its seeds (the part holds no
             # other node's).
@@ -224,6 +225,12 @@ class NeighborLoader:
         elif isinstance(data, Store):
             self.store = data
             self._y = _labels(data)
+            # Class ids (or -1) gathered from an int32 copy, half the bytes
+            # the batch's random reads touch (a products batch: ~2 instead
+            # of ~3 ms); batch.y stays int64, as PyG's.
+            if self._y is not None and self._y.dtype == torch.int64 and (
+                    self._y.numel() == 0 or int(self._y.abs().max()) < 2**31):
+                self._y32 = self._y.int()
             self._x = None
             n = data.num_nodes
             bits = torch.zeros(n, dtype=torch.uint8)
@@ -434,7 +441,13 @@ class _Iterator:
             x = loader._x[n_id]
         batch = Data(x=x, edge_index=edge_index, n_id=n_id,
                      num_nodes=n_id.numel())
-        if loader._y is not None:
+        # n_id's ids are the store's nodes, checked by the sampler: GCNConv
+        # need not read them again to bound them (nn._validated_below).
+        if not n_id.is_inference():  # (which has no version counter)
+            n_id._dgcn_ids_below = (loader.store.num_nodes, n_id._version)
+        if loader._y32 is not None:
+            batch.y = loader._y32.index_select(0, n_id).long()
+        elif loader._y is not None:
             batch.y = loader._y.index_select(0, n_id.to(loader._y.device))
         elif seed_y is not None:  # a partition's: the seeds' labels, -1 after
             batch.y = torch.full((n_id.numel(), ), -1, dtype=torch.long)

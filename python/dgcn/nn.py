@@ -187,14 +187,37 @@ def _edge_norm(edge_index: Tensor, edge_weight: Optional[Tensor],
     return src, dst, edge_weight
 
 
-def _check_ids(name: str, ids: Tensor, bound: int, what: str):
+def _validated_below(ids: Tensor) -> Optional[int]:
+    r"""The bound a :class:`~dgcn.loader.NeighborLoader` batch's ``n_id``
+    carries (every id below it: the sampler's own nodes), while the tensor
+    is unchanged since (its version counter, which every in-place torch op
+    bumps), else ``None``. A copy (``.to(device)``) carries none."""
+    mark = getattr(ids, '_dgcn_ids_below', None)
+    if mark is None or mark[1] != ids._version:
+        return None
+    return mark[0]
+
+
+def _n_id_bounded_by_spmm(n_id: Tensor) -> bool:
+    r"""Whether GCNConv leaves bounding :obj:`n_id` to the SpMM: on a GPU,
+    where each read of a bound waits for the device. The SpMM checks every
+    column it reads (``n_id[col]``, col below ``n_id.numel()`` by
+    construction) against ``x``'s rows before reading, in its one read, so
+    an entry the layer reads is bounded all the same, and one it never
+    reads cannot matter; on the CPU a read costs no wait, and n_id is
+    checked whole."""
+    return isinstance(n_id, Tensor) and n_id.device.type != 'cpu'
+
+
+def _check_ids(name: str, ids: Tensor, bound: int, what: str,
+               read_bounds: bool = True):
     if not isinstance(ids, Tensor):
         raise TypeError(f"GCNConv: {name} must be a tensor (got "
                         f"{type(ids).__name__})")
     if ids.dtype not in (torch.int64, torch.int32):
         raise TypeError(f"GCNConv: {name} must hold int64 ids (got "
                         f"{ids.dtype})")
-    if ids.numel() > 0:
+    if read_bounds and ids.numel() > 0:
         # Both bounds in one read: on CUDA each read waits for the GPU.
         low, high = torch.stack(torch.aminmax(ids)).tolist()
         if low < 0 or high >= bound:
@@ -330,7 +353,10 @@ class GCNConv(torch.nn.Module):
             if x.size(0) > 2**31 - 1:  # the SpMM's column ids are int32
                 raise ValueError(f"GCNConv: x has {x.size(0)} rows; with "
                                  f"n_id it may have at most 2^31 - 1")
-            _check_ids('n_id', n_id, x.size(0), 'a row of x')
+            below = _validated_below(n_id)
+            _check_ids('n_id', n_id, x.size(0), 'a row of x',
+                       read_bounds=((below is None or below > x.size(0))
+                                    and not _n_id_bounded_by_spmm(n_id)))
             if n_id.dim() != 1:
                 raise ValueError(f"GCNConv: n_id must be 1-D (got "
                                  f"{tuple(n_id.shape)})")
@@ -405,16 +431,29 @@ class GCNConv(torch.nn.Module):
             return self._propagate_edges(adj, x, num_src, num_dst, n_id)
         if n_id is not None:  # columns: rows of x, the whole graph's
             rowptr, col, value = adj
-            # Gathered as int32 (n_id's entries are rows of x, fewer than
-            # 2^31: checked): one pass, not int64 ids gathered and narrowed.
-            adj = rowptr, n_id.int().index_select(0, col), value
+            if _n_id_bounded_by_spmm(n_id):
+                # Not narrowed: the SpMM bounds the very values it reads.
+                adj = rowptr, n_id.index_select(0, col), value
+            else:
+                # Gathered as int32 (n_id's entries are rows of x, fewer
+                # than 2^31: checked, or the loader's own): one pass, not
+                # int64 ids gathered and narrowed.
+                adj = rowptr, n_id.int().index_select(0, col), value
         rowptr, col, value = adj
         # With n_id, x is the whole graph's: only aggregating first reads
         # just the batch's rows of it.
         aggregate_first = n_id is not None or _C.aggregate_first(
             rowptr.numel() - 1, num_src, col.numel(), self.in_channels,
             self.out_channels, self.training, x.requires_grad)
-        return self.propagate(adj, x, aggregate_first)
+        if n_id is None or not _n_id_bounded_by_spmm(n_id):
+            return self.propagate(adj, x, aggregate_first)
+        try:
+            return self.propagate(adj, x, aggregate_first)
+        except IndexError:
+            # The SpMM found a column (an entry of n_id) out of x's rows:
+            # name n_id and its value (a read only on this path).
+            _check_ids('n_id', n_id, x.size(0), 'a row of x')
+            raise
 
     def _propagate_edges(self, edges, x, num_src, num_dst, n_id):
         # PyG's options beyond the defaults: weights per edge from

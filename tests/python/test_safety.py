@@ -25,6 +25,52 @@ def test_gcnconv_n_id_out_of_range_is_an_index_error():
         conv(x, ei, n_id=torch.tensor([0, -1, 2]))
 
 
+def _counting_aminmax(monkeypatch):
+    calls = []
+    aminmax = torch.aminmax
+    monkeypatch.setattr(torch, 'aminmax',
+                        lambda *a, **k: calls.append(1) or aminmax(*a, **k))
+    return calls
+
+
+def test_loader_n_id_is_not_bounded_again(cora_store, monkeypatch):
+    # A batch's n_id holds the store's nodes: GCNConv skips its bound read
+    # (a GPU sync where n_id lives on the device) while n_id is unchanged;
+    # written in place, it is checked again and refused.
+    loader = dgcn.loader.NeighborLoader(cora_store, num_neighbors=[5],
+                                        batch_size=16, gather_features=False)
+    batch = next(iter(loader))
+    conv = dgcn.nn.GCNConv(cora_store.num_features, 4)
+    calls = _counting_aminmax(monkeypatch)
+    want = conv(cora_store.x[batch.n_id], batch.edge_index, deg=batch.deg)
+    got = conv(cora_store.x, batch.edge_index, deg=batch.deg, n_id=batch.n_id)
+    torch.testing.assert_close(got, want)
+    assert calls == []
+    # Fewer rows of x than the store's nodes: the mark does not bound them.
+    small = cora_store.x[:int(batch.n_id.max())]
+    with pytest.raises(IndexError, match='n_id holds'):
+        conv(small, batch.edge_index, deg=batch.deg, n_id=batch.n_id)
+    batch.n_id[0] = 10**9
+    with pytest.raises(IndexError, match='n_id holds 1000000000'):
+        conv(cora_store.x, batch.edge_index, deg=batch.deg, n_id=batch.n_id)
+
+
+def test_n_id_on_a_device_is_bounded_by_the_spmm(monkeypatch):
+    # On a GPU GCNConv leaves n_id's bound to the SpMM's own read (one read
+    # a call, not two): the same errors, also past int32 (no narrowing).
+    monkeypatch.setattr(dgcn.nn, '_n_id_bounded_by_spmm', lambda n_id: True)
+    conv = dgcn.nn.GCNConv(4, 8)
+    x = torch.randn(100, 4)
+    ei = torch.tensor([[0, 1, 2], [1, 2, 0]])
+    calls = _counting_aminmax(monkeypatch)
+    n_id = torch.tensor([5, 7, 9])
+    torch.testing.assert_close(conv(x, ei, n_id=n_id), conv(x[n_id], ei))
+    assert calls == []
+    for bad, value in ((10**9, '1000000000'), (-1, '-1'), (2**32 + 1, '')):
+        with pytest.raises(IndexError, match=f'n_id holds {value}'):
+            conv(x, ei, n_id=torch.tensor([0, bad, 2]))
+
+
 def test_spmm_column_ids_are_checked():
     ei = torch.tensor([[0, 1, 2, 150], [1, 2, 0, 3]])
     rowptr, col, value = dgcn.nn.gcn_norm(ei, 200)
