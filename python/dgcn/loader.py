@@ -441,10 +441,13 @@ class _Iterator:
             x = loader._x[n_id]
         batch = Data(x=x, edge_index=edge_index, n_id=n_id,
                      num_nodes=n_id.numel())
-        # n_id's ids are the store's nodes, checked by the sampler: GCNConv
-        # need not read them again to bound them (nn._validated_below).
+        # n_id's ids are the graph's nodes (a partition's: the whole
+        # graph's), checked by the sampler: GCNConv need not read them again
+        # to bound them (nn._validated_below).
         if not n_id.is_inference():  # (which has no version counter)
-            n_id._dgcn_ids_below = (loader.store.num_nodes, n_id._version)
+            n_id._dgcn_ids_below = (loader.store.num_nodes
+                                    if loader.partition is None else
+                                    loader.partition.num_nodes, n_id._version)
         if loader._y32 is not None:
             batch.y = loader._y32.index_select(0, n_id).long()
         elif loader._y is not None:
