@@ -12,7 +12,9 @@
 // edges as CSR rows by target), alpha float32 [E, H] the coefficients, x
 // float32 [N, H*C] the features, head-major in a row (PyG's GATConv layout).
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -85,6 +87,27 @@ std::tuple<at::Tensor, at::Tensor> gat_spmm_backward_op(const at::Tensor& rowptr
   return {dalpha, dx.reshape(x.sizes())};
 }
 
+// Under autocast the weighted SpMM runs in float32, as autocast runs the ops
+// it lists in float32 (its "fp32" policy): the kernels have no bfloat16 path,
+// and GATConv's products before it (lin, the attention terms) come out in
+// bfloat16. alpha and x are cast up (differentiable casts: their gradients
+// return in their own dtypes); the result is float32. float64 passes through
+// unchanged, and the kernel names its dtype.
+at::Tensor float32_under_autocast(const at::Tensor& t) {
+  return t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf ? t.to(at::kFloat) : t;
+}
+
+at::Tensor gat_spmm_autocast(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& alpha,
+                             const at::Tensor& x) {
+  const c10::impl::ExcludeDispatchKeyGuard no_autocast(
+      c10::DispatchKeySet({c10::DispatchKey::AutocastCPU, c10::DispatchKey::AutocastCUDA}));
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("dgcn::gat_spmm", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+  return op.call(rowptr, col, float32_under_autocast(alpha), float32_under_autocast(x));
+}
+
 }  // namespace
 }  // namespace dgcn
 
@@ -102,4 +125,10 @@ TORCH_LIBRARY_IMPL(dgcn, CPU, m) {
 TORCH_LIBRARY_IMPL(dgcn, CUDA, m) {
   m.impl("gat_spmm", &dgcn::gat_spmm_op);
   m.impl("gat_spmm_backward", &dgcn::gat_spmm_backward_op);
+}
+TORCH_LIBRARY_IMPL(dgcn, AutocastCPU, m) {
+  m.impl("gat_spmm", &dgcn::gat_spmm_autocast);
+}
+TORCH_LIBRARY_IMPL(dgcn, AutocastCUDA, m) {
+  m.impl("gat_spmm", &dgcn::gat_spmm_autocast);
 }

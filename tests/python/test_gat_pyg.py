@@ -223,3 +223,40 @@ def test_gat_spmm_op_names_bad_arguments():
         torch.ops.dgcn.gat_spmm(rowptr, col, alpha, x[:, 1:])
     with pytest.raises(TypeError, match='float32'):
         torch.ops.dgcn.gat_spmm(rowptr, col, alpha, x.double())
+
+
+def test_gat_spmm_under_autocast_runs_in_float32():
+    # No bf16 kernel: autocast casts bf16 alpha and x up (autocast's fp32
+    # policy), the result equals the op on the cast inputs, and the
+    # gradients return through the casts in the inputs' dtypes.
+    rowptr, col, alpha, x = _pattern()
+    ab = alpha.bfloat16().requires_grad_()
+    xb = x.bfloat16().requires_grad_()
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        out = torch.ops.dgcn.gat_spmm(rowptr, col, ab, xb)
+    assert out.dtype == torch.float32
+    assert torch.equal(out, torch.ops.dgcn.gat_spmm(
+        rowptr, col, ab.detach().float(), xb.detach().float()))
+    out.sum().backward()
+    assert ab.grad.dtype == xb.grad.dtype == torch.bfloat16
+
+
+def test_gatconv_under_autocast_trains_like_float32():
+    x, ei = graph()
+    torch.manual_seed(0)
+    conv = dgcn.nn.GATConv(6, 5, heads=2)
+    want = conv(x, ei)
+    want.sum().backward()
+    want_grads = [p.grad.clone() for p in conv.parameters()]
+    conv.zero_grad()
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        out = conv(x, ei)
+    assert out.dtype == torch.float32  # the float32 SpMM, then the bias
+    torch.testing.assert_close(out, want.detach(), rtol=3e-2, atol=3e-2)
+    out.sum().backward()
+    # bf16 scores round before the softmax, whose gradient sums them over
+    # every edge: compared as whole tensors, within 5% of their norm.
+    for name, p, g in zip(dict(conv.named_parameters()), conv.parameters(),
+                          want_grads):
+        assert p.dtype == p.grad.dtype == torch.float32
+        assert (p.grad - g).norm() <= 0.05 * g.norm(), name
