@@ -10,7 +10,7 @@
 
 #include "apps/cli/cli.h"
 #include "bench/gnn_bench.h"
-#include "models/cpu_allocator.h"
+#include "bench/products_batch_cli.h"
 
 int main(int argc, char** argv) {
   dgcn::GnnBenchOptions o;
@@ -18,11 +18,7 @@ int main(int argc, char** argv) {
       "dgcn-gnn-bench: SAGEConv and GATConv forward + backward per products-like sampled batch. One JSON "
       "object on stdout."};
   dgcn::cli::setup(app, "dgcn-gnn-bench");
-  dgcn::cli::add_fanouts(app, "--num-neighbors", o.batch.fanouts,
-                         "Fanouts of the modelled batch, hop 0 first");
-  dgcn::cli::add_list(app, "--new-fraction", o.batch.new_fraction,
-                      "Per hop, the chance a sampled neighbour is a node not seen before, comma separated",
-                      0.0);
+  dgcn::add_products_batch_shape(app, o.batch);
   app.add_option("--batch-size", o.batch.seeds, "Seed nodes of the modelled batch")
       ->check(dgcn::cli::kPositive);
   app.add_option("--features", o.features, "Input features")->check(dgcn::cli::kPositive);
@@ -37,11 +33,7 @@ int main(int argc, char** argv) {
   if (auto code = dgcn::cli::parse(app, argc, argv)) return *code;
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-gnn-bench"));
   return dgcn::cli::run_main("dgcn-gnn-bench", [&] {
-    if (o.batch.new_fraction.size() != o.batch.fanouts.size()) {
-      throw dgcn::cli::UsageError(fmt::format(
-          "--new-fraction needs one value per fanout of --num-neighbors ({})", o.batch.fanouts.size()));
-    }
-    dgcn::install_caching_cpu_allocator(size_t{4} << 30);
+    dgcn::start_products_bench(o.batch);
     std::cout << dgcn::run_gnn_bench(o).dump() << std::endl;
     return 0;
   });

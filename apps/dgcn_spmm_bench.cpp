@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/cli/cli.h"
+#include "bench/products_batch_cli.h"
 #include "bench/spmm_bench.h"
-#include "models/cpu_allocator.h"
 
 int main(int argc, char** argv) {
   dgcn::SpmmBenchOptions o;
@@ -19,11 +19,7 @@ int main(int argc, char** argv) {
       "dgcn-spmm-bench: SpMM on a products-like sampled block vs this machine's memory bandwidth. One JSON "
       "object on stdout."};
   dgcn::cli::setup(app, "dgcn-spmm-bench");
-  dgcn::cli::add_fanouts(app, "--num-neighbors", o.batch.fanouts,
-                         "Fanouts of the modelled batch, hop 0 first");
-  dgcn::cli::add_list(app, "--new-fraction", o.batch.new_fraction,
-                      "Per hop, the chance a sampled neighbour is a node not seen before, comma separated",
-                      0.0);
+  dgcn::add_products_batch_shape(app, o.batch);
   app.add_option("--batch-size", o.batch.seeds,
                  "Seed nodes of the modelled batch (dgcn-train's --batch-size)")
       ->check(dgcn::cli::kPositive);
@@ -42,11 +38,7 @@ int main(int argc, char** argv) {
   // stdout carries the JSON result only; logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn-spmm-bench"));
   return dgcn::cli::run_main("dgcn-spmm-bench", [&] {
-    if (o.batch.new_fraction.size() != o.batch.fanouts.size()) {
-      throw dgcn::cli::UsageError(fmt::format(
-          "--new-fraction needs one value per fanout of --num-neighbors ({})", o.batch.fanouts.size()));
-    }
-    dgcn::install_caching_cpu_allocator(size_t{4} << 30);
+    dgcn::start_products_bench(o.batch);
     const nlohmann::json out = dgcn::run_spmm_bench(o);
     std::cout << out.dump() << std::endl;
     return 0;

@@ -1,6 +1,6 @@
 // dgcn-spmm-bench as a user runs it, on a tiny block: one JSON object whose
 // bandwidth figures are ordered as their definitions demand, and a clear
-// error for inconsistent options.
+// error for inconsistent options (dgcn-gnn-bench's too: the same flags).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +14,7 @@ namespace dgcn {
 namespace {
 
 const std::string kBench = DGCN_SPMM_BENCH_BIN;
+const std::string kGnnBench = DGCN_GNN_BENCH_BIN;
 
 TEST(SpmmBenchApp, PrintsConsistentBandwidthFigures) {
   testing::ScratchDir scratch;
@@ -48,6 +49,17 @@ TEST(SpmmBenchApp, RejectsMismatchedOptions) {
   const auto run = testing::run_command(kBench + " --num-neighbors 5,5 --new-fraction 0.5", scratch);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("--new-fraction needs one value per fanout"), std::string::npos) << run.err;
+}
+
+// dgcn-gnn-bench takes the same batch flags (bench/products_batch_cli.h) and
+// refuses the same mismatch before it builds a batch.
+TEST(GnnBenchApp, RejectsMismatchedOptions) {
+  testing::ScratchDir scratch;
+  const auto run = testing::run_command(kGnnBench + " --num-neighbors 5,5,5 --new-fraction 0.5,0.5", scratch);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--new-fraction needs one value per fanout of --num-neighbors (3)"),
+            std::string::npos)
+      << run.err;
 }
 
 }  // namespace
