@@ -26,7 +26,7 @@ bool hidden_layer(const ModelOptions& o, int64_t l) {
 
 }  // namespace
 
-SageImpl::SageImpl(const ModelOptions& options) : options_(options) {
+SageImpl::SageImpl(const ModelOptions& options) : ConvStackModel(options) {
   check_common(options, "sage");
   int64_t in = options.in_features;
   for (int64_t l = 0; l < options.num_layers; ++l) {
@@ -48,19 +48,11 @@ at::Tensor SageImpl::activate(int64_t l, const at::Tensor& h) {
   return hidden_layer(options_, l) ? relu_dropout(h, options_.dropout, is_training()) : h;
 }
 
-at::Tensor SageImpl::head(const at::Tensor& h) {
-  return head_ ? head_->forward(h) : h;
-}
-
 int64_t SageImpl::layer_out_features(int64_t l) const {
   return convs_.at(static_cast<size_t>(l))->out_features();
 }
 
-std::vector<at::Tensor> SageImpl::layer_parameters(int64_t l) {
-  return conv(l)->parameters();
-}
-
-GatImpl::GatImpl(const ModelOptions& options) : options_(options) {
+GatImpl::GatImpl(const ModelOptions& options) : ConvStackModel(options) {
   check_common(options, "gat");
   TORCH_CHECK(options.heads >= 1, "gat: needs at least one attention head (got ", options.heads, ")");
   TORCH_CHECK(options.attention_dropout >= 0 && options.attention_dropout < 1,
@@ -98,16 +90,8 @@ at::Tensor GatImpl::activate(int64_t l, const at::Tensor& h) {
   return dropout_features(torch::elu(h), options_.dropout, is_training());
 }
 
-at::Tensor GatImpl::head(const at::Tensor& h) {
-  return head_ ? head_->forward(h) : h;
-}
-
 int64_t GatImpl::layer_out_features(int64_t l) const {
   return convs_.at(static_cast<size_t>(l))->output_features();
-}
-
-std::vector<at::Tensor> GatImpl::layer_parameters(int64_t l) {
-  return conv(l)->parameters();
 }
 
 }  // namespace dgcn

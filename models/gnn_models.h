@@ -24,46 +24,45 @@
 
 namespace dgcn {
 
-class SageImpl : public GnnModel {
+// What the two share: the convs (registered as conv1..convL), the optional
+// linear head, and the options the model was built from.
+template <class Conv>
+class ConvStackModel : public GnnModel {
+ public:
+  at::Tensor head(const at::Tensor& h) override { return head_ ? head_->forward(h) : h; }
+  int64_t num_layers() const override { return static_cast<int64_t>(convs_.size()); }
+  std::vector<at::Tensor> layer_parameters(int64_t l) override { return conv(l)->parameters(); }
+  int64_t in_features() const override { return options_.in_features; }
+  Conv& conv(int64_t l) { return convs_.at(static_cast<size_t>(l)); }
+
+ protected:
+  explicit ConvStackModel(const ModelOptions& options) : options_(options) {}
+
+  ModelOptions options_;
+  std::vector<Conv> convs_;
+  torch::nn::Linear head_{nullptr};
+};
+
+class SageImpl : public ConvStackModel<SAGEConv> {
  public:
   explicit SageImpl(const ModelOptions& options);
 
   at::Tensor layer(int64_t l, const CsrTensor& adj, const at::Tensor& x) override;
   at::Tensor activate(int64_t l, const at::Tensor& h) override;
-  at::Tensor head(const at::Tensor& h) override;
-  int64_t num_layers() const override { return static_cast<int64_t>(convs_.size()); }
   int64_t layer_out_features(int64_t l) const override;
   AdjacencyValues adjacency_values() const override { return AdjacencyValues::kMean; }
-  std::vector<at::Tensor> layer_parameters(int64_t l) override;
   ModelKind kind() const override { return ModelKind::kSage; }
-  int64_t in_features() const override { return options_.in_features; }
-  SAGEConv& conv(int64_t l) { return convs_.at(static_cast<size_t>(l)); }
-
- private:
-  ModelOptions options_;
-  std::vector<SAGEConv> convs_;
-  torch::nn::Linear head_{nullptr};
 };
 
-class GatImpl : public GnnModel {
+class GatImpl : public ConvStackModel<GATConv> {
  public:
   explicit GatImpl(const ModelOptions& options);
 
   at::Tensor layer(int64_t l, const CsrTensor& adj, const at::Tensor& x) override;
   at::Tensor activate(int64_t l, const at::Tensor& h) override;
-  at::Tensor head(const at::Tensor& h) override;
-  int64_t num_layers() const override { return static_cast<int64_t>(convs_.size()); }
   int64_t layer_out_features(int64_t l) const override;
   AdjacencyValues adjacency_values() const override { return AdjacencyValues::kStructure; }
-  std::vector<at::Tensor> layer_parameters(int64_t l) override;
   ModelKind kind() const override { return ModelKind::kGat; }
-  int64_t in_features() const override { return options_.in_features; }
-  GATConv& conv(int64_t l) { return convs_.at(static_cast<size_t>(l)); }
-
- private:
-  ModelOptions options_;
-  std::vector<GATConv> convs_;
-  torch::nn::Linear head_{nullptr};
 };
 
 }  // namespace dgcn
