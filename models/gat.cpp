@@ -62,11 +62,13 @@ at::Tensor GATConvImpl::attend(const CsrTensor& adj, const at::Tensor& h_src, co
 
 at::Tensor GATConvImpl::attend_with(const CsrTensor& adj, const at::Tensor& h_src, const at::Tensor& a_src,
                                     const at::Tensor& a_dst) {
-  const at::Tensor e = gat_edge_scores(adj, a_src, a_dst, options_.negative_slope);
+  // The scores' and the SpMM's backward passes share one transposed pattern.
+  const auto transpose = make_gat_transpose();
+  const at::Tensor e = gat_edge_scores(adj, a_src, a_dst, options_.negative_slope, transpose);
   at::Tensor alpha = edge_softmax(adj, e);
   if (keep_attention_) last_attention_ = alpha.detach();
   alpha = dropout_features(alpha, options_.dropout, is_training());
-  at::Tensor out = gat_spmm(adj, alpha, h_src);
+  at::Tensor out = gat_spmm(adj, alpha, h_src, transpose);
   out = options_.concat ? out.reshape({adj.num_rows, options_.heads * options_.out_features}) : out.mean(1);
   if (bias.defined()) out = out + bias;
   return out;

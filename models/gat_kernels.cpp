@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "models/cpu/gat_kernel.h"
 #ifdef DGCN_WITH_TORCH_CUDA
@@ -76,6 +77,53 @@ cpu::EdgeTranspose<Index> transpose_ref(const EdgeTransposeTensors& t, int64_t n
   return {num_cols, t.indptr.data_ptr<int64_t>(), t.rows.data_ptr<Index>(), t.edge.data_ptr<int64_t>()};
 }
 
+}  // namespace
+
+struct GatTranspose {
+  std::mutex mutex;
+  at::Tensor indices;  // the adjacency's, once built: what a later op is checked against
+  EdgeTransposeTensors t;
+};
+
+std::shared_ptr<GatTranspose> make_gat_transpose() {
+  return std::make_shared<GatTranspose>();
+}
+
+namespace {
+
+// a's transpose: shared's (built now if no op built it yet), or, without a
+// shared one, `local` filled. The tensors are not written once built.
+const EdgeTransposeTensors& transpose_of(const CsrTensor& a, GatTranspose* shared,
+                                         EdgeTransposeTensors& local) {
+  if (shared == nullptr) {
+    local = transpose_edges_cpu(a);
+    return local;
+  }
+  const std::lock_guard<std::mutex> lock(shared->mutex);
+  if (!shared->indices.defined()) {
+    shared->t = transpose_edges_cpu(a);
+    shared->indices = a.indices;
+  }
+  TORCH_CHECK(shared->indices.is_same(a.indices) && shared->t.indptr.numel() == a.num_cols + 1,
+              "GAT backward: one GatTranspose was given two adjacencies (make one per adjacency)");
+  return shared->t;
+}
+
+// A GatTranspose as an autograd context keeps it (saved_data holds IValues).
+struct TransposeCapsule : torch::CustomClassHolder {
+  explicit TransposeCapsule(std::shared_ptr<GatTranspose> t) : transpose(std::move(t)) {}
+  std::shared_ptr<GatTranspose> transpose;
+};
+
+void save_transpose(AutogradContext* ctx, const std::shared_ptr<GatTranspose>& t) {
+  ctx->saved_data["transpose"] = at::IValue::make_capsule(c10::make_intrusive<TransposeCapsule>(t));
+}
+
+GatTranspose* load_transpose(AutogradContext* ctx) {
+  const auto capsule = ctx->saved_data["transpose"].toCapsule();
+  return static_cast<TransposeCapsule*>(capsule.get())->transpose.get();
+}
+
 void check_operand(const CsrTensor& a, const at::Tensor& t, const char* op, const char* name, int64_t dims,
                    int64_t rows) {
   TORCH_CHECK(t.defined() && t.dim() == dims, op, ": ", name, " must be a ", dims, "-d tensor (got ",
@@ -138,8 +186,10 @@ at::Tensor scores_forward(const CsrTensor& a, const at::Tensor& a_src, const at:
 class ScoresFunction : public torch::autograd::Function<ScoresFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a_src, const at::Tensor& a_dst,
-                            const CsrTensor& a, double slope) {
+                            const CsrTensor& a, double slope,
+                            const std::shared_ptr<GatTranspose>& transpose) {
     save_adj(ctx, a);
+    save_transpose(ctx, transpose);
     ctx->saved_data["slope"] = slope;
     ctx->save_for_backward({a_src, a_dst});
     return scores_forward(a, a_src, a_dst, slope);
@@ -172,15 +222,16 @@ class ScoresFunction : public torch::autograd::Function<ScoresFunction> {
                                         ds.data_ptr<float>(), da_dst.data_ptr<float>(), b, end);
         });
         if (!ctx->needs_input_grad(0)) return;
-        const EdgeTransposeTensors tt = transpose_edges_cpu(a);
-        const auto t = transpose_ref<Index>(tt, a.num_cols);
+        EdgeTransposeTensors local;
+        const auto t = transpose_ref<Index>(transpose_of(a, load_transpose(ctx), local), a.num_cols);
         da_src = at::empty_like(a_src);
         for_row_ranges(t.indptr, a.num_cols, heads, [&](int64_t b, int64_t end) {
           cpu::column_sums(t, ds.data_ptr<float>(), heads, da_src.data_ptr<float>(), b, end);
         });
       });
     }
-    return {da_src, ctx->needs_input_grad(1) ? da_dst : at::Tensor(), at::Tensor(), at::Tensor()};
+    return {da_src, ctx->needs_input_grad(1) ? da_dst : at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor()};
   }
 };
 
@@ -262,7 +313,8 @@ at::Tensor spmm_forward(const CsrTensor& a, const at::Tensor& alpha, const at::T
 // The gradients of gat_spmm (gat_kernels.h), either one skipped when not wanted.
 std::pair<at::Tensor, at::Tensor> spmm_backward(const CsrTensor& a, const at::Tensor& alpha,
                                                 const at::Tensor& x, const at::Tensor& dout_in,
-                                                bool want_alpha, bool want_x) {
+                                                bool want_alpha, bool want_x,
+                                                GatTranspose* transpose = nullptr) {
   const at::Tensor dout = dout_in.contiguous();
   const int64_t heads = x.size(1);
   const int64_t channels = x.size(2);
@@ -286,8 +338,8 @@ std::pair<at::Tensor, at::Tensor> spmm_backward(const CsrTensor& a, const at::Te
         });
       }
       if (dx.defined()) {
-        const EdgeTransposeTensors tt = transpose_edges_cpu(a);
-        const auto t = transpose_ref<Index>(tt, a.num_cols);
+        EdgeTransposeTensors local;
+        const auto t = transpose_ref<Index>(transpose_of(a, transpose, local), a.num_cols);
         for_row_ranges(t.indptr, a.num_cols, heads * channels, [&](int64_t b, int64_t end) {
           cpu::gat_spmm_x_grad_cols(t, alpha.data_ptr<float>(), dout.data_ptr<float>(), heads, channels,
                                     dx.data_ptr<float>(), b, end);
@@ -301,8 +353,9 @@ std::pair<at::Tensor, at::Tensor> spmm_backward(const CsrTensor& a, const at::Te
 class GatSpmmFunction : public torch::autograd::Function<GatSpmmFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& alpha, const at::Tensor& x,
-                            const CsrTensor& a) {
+                            const CsrTensor& a, const std::shared_ptr<GatTranspose>& transpose) {
     save_adj(ctx, a);
+    save_transpose(ctx, transpose);
     ctx->save_for_backward({alpha, x});
     return spmm_forward(a, alpha, x);
   }
@@ -310,22 +363,22 @@ class GatSpmmFunction : public torch::autograd::Function<GatSpmmFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const CsrTensor a = load_adj(ctx);
     const auto saved = ctx->get_saved_variables();
-    auto [dalpha, dx] =
-        spmm_backward(a, saved[0], saved[1], grads[0], ctx->needs_input_grad(0), ctx->needs_input_grad(1));
-    return {dalpha, dx, at::Tensor()};
+    auto [dalpha, dx] = spmm_backward(a, saved[0], saved[1], grads[0], ctx->needs_input_grad(0),
+                                      ctx->needs_input_grad(1), load_transpose(ctx));
+    return {dalpha, dx, at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
 at::Tensor gat_edge_scores(const CsrTensor& adj, const at::Tensor& a_src, const at::Tensor& a_dst,
-                           double negative_slope) {
+                           double negative_slope, const std::shared_ptr<GatTranspose>& transpose) {
   adj.check("gat_edge_scores");
   check_operand(adj, a_src, "gat_edge_scores", "a_src", 2, adj.num_cols);
   check_operand(adj, a_dst, "gat_edge_scores", "a_dst", 2, adj.num_rows);
   TORCH_CHECK(a_src.size(1) == a_dst.size(1), "gat_edge_scores: a_src has ", a_src.size(1),
               " heads and a_dst ", a_dst.size(1));
-  return ScoresFunction::apply(a_src.contiguous(), a_dst.contiguous(), adj, negative_slope);
+  return ScoresFunction::apply(a_src.contiguous(), a_dst.contiguous(), adj, negative_slope, transpose);
 }
 
 at::Tensor edge_softmax(const CsrTensor& adj, const at::Tensor& e) {
@@ -334,12 +387,13 @@ at::Tensor edge_softmax(const CsrTensor& adj, const at::Tensor& e) {
   return SoftmaxFunction::apply(e.contiguous(), adj);
 }
 
-at::Tensor gat_spmm(const CsrTensor& adj, const at::Tensor& alpha, const at::Tensor& x) {
+at::Tensor gat_spmm(const CsrTensor& adj, const at::Tensor& alpha, const at::Tensor& x,
+                    const std::shared_ptr<GatTranspose>& transpose) {
   adj.check("gat_spmm");
   check_operand(adj, alpha, "gat_spmm", "alpha", 2, adj.nnz());
   check_operand(adj, x, "gat_spmm", "x", 3, adj.num_cols);
   TORCH_CHECK(alpha.size(1) == x.size(1), "gat_spmm: alpha has ", alpha.size(1), " heads and x ", x.size(1));
-  return GatSpmmFunction::apply(alpha.contiguous(), x.contiguous(), adj);
+  return GatSpmmFunction::apply(alpha.contiguous(), x.contiguous(), adj, transpose);
 }
 
 std::pair<at::Tensor, at::Tensor> gat_spmm_backward(const CsrTensor& adj, const at::Tensor& alpha,

@@ -12,7 +12,9 @@
 // (cuda/gat_cuda.h). Deterministic: every output element, forward and
 // backward, is summed in a fixed order by one thread; gradients that flow to
 // the src side (a_src, x) are row sums over the transposed pattern, built in
-// the backward pass like SpMM's (Note [SpMM backward]), never atomics.
+// the backward pass like SpMM's (Note [SpMM backward]), never atomics. A
+// layer hands (a) and (c) one GatTranspose so that the pattern is transposed
+// once per backward pass, not once per op.
 //
 // Example (H = 1): a row 0 with entries to src 0 and 2, a_dst[0] = 1,
 // a_src = [0, 5, -2]: e = [1, -0.2], alpha = [0.769, 0.231],
@@ -21,16 +23,28 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <utility>
 
 #include "models/spmm.h"
 
 namespace dgcn {
 
+// The transposed pattern of one adjacency, shared by the backward passes of
+// the GAT ops given it: gat_edge_scores' a_src gradient and gat_spmm's x
+// gradient both sum over the adjacency's columns, so the first of them to run
+// builds the transpose (a counting sort over every entry) and the other reuses
+// it; it is freed with the autograd graph. CPU only (the CUDA kernels build
+// none); an op given none builds its own. One GatTranspose serves one
+// adjacency: given another (other indices), an op throws.
+struct GatTranspose;
+std::shared_ptr<GatTranspose> make_gat_transpose();
+
 // (a) a_src float32 [num_src x H], a_dst float32 [num_dst x H] on adj's
 // device -> e float32 [nnz x H].
 at::Tensor gat_edge_scores(const CsrTensor& adj, const at::Tensor& a_src, const at::Tensor& a_dst,
-                           double negative_slope = 0.2);
+                           double negative_slope = 0.2,
+                           const std::shared_ptr<GatTranspose>& transpose = nullptr);
 
 // (b) e float32 [nnz x H] -> alpha [nnz x H], max-subtracted, in fp32.
 at::Tensor edge_softmax(const CsrTensor& adj, const at::Tensor& e);
@@ -38,7 +52,8 @@ at::Tensor edge_softmax(const CsrTensor& adj, const at::Tensor& e);
 // (c) alpha float32 [nnz x H], x float32 [num_src x H x C] -> out float32
 // [num_dst x H x C]. Rows of x are read once per entry: x is made
 // contiguous first.
-at::Tensor gat_spmm(const CsrTensor& adj, const at::Tensor& alpha, const at::Tensor& x);
+at::Tensor gat_spmm(const CsrTensor& adj, const at::Tensor& alpha, const at::Tensor& x,
+                    const std::shared_ptr<GatTranspose>& transpose = nullptr);
 
 // The backward of (c) without autograd, for callers that record their own
 // (a torch op's autograd formula): dalpha [nnz x H] = <dout[i, h, :], x[j, h, :]>

@@ -18,13 +18,16 @@ struct Grads {
 };
 
 // The three kernels chained (what GATConv runs), with gradients of a random
-// linear function of the output.
+// linear function of the output; `transpose` shared by the scores and the SpMM
+// as GATConv shares it, or none (each op builds its own).
 Grads run_sparse(const CsrTensor& adj, const torch::Tensor& a_src0, const torch::Tensor& a_dst0,
-                 const torch::Tensor& x0, const torch::Tensor& r) {
+                 const torch::Tensor& x0, const torch::Tensor& r,
+                 const std::shared_ptr<GatTranspose>& transpose = nullptr) {
   auto a_src = a_src0.clone().requires_grad_(true);
   auto a_dst = a_dst0.clone().requires_grad_(true);
   auto x = x0.clone().requires_grad_(true);
-  auto out = gat_spmm(adj, edge_softmax(adj, gat_edge_scores(adj, a_src, a_dst)), x);
+  auto out =
+      gat_spmm(adj, edge_softmax(adj, gat_edge_scores(adj, a_src, a_dst, 0.2, transpose)), x, transpose);
   (out * r).sum().backward();
   return {out.detach(), a_src.grad(), a_dst.grad(), x.grad()};
 }
@@ -69,6 +72,27 @@ TEST(GatKernels, ChainMatchesTheDenseFormulation) {
   expect_close(s.a_src, d.a_src, "d a_src");
   expect_close(s.a_dst, d.a_dst, "d a_dst");
   expect_close(s.x, d.x, "d x");
+}
+
+TEST(GatKernels, ASharedTransposeGivesTheSameGradientsAndServesOneAdjacency) {
+  torch::manual_seed(11);
+  const CsrTensor adj = small_adjacency();
+  const auto a_src = torch::randn({adj.num_cols, 2});
+  const auto a_dst = torch::randn({adj.num_rows, 2});
+  const auto x = torch::randn({adj.num_cols, 2, 3});
+  const auto r = torch::randn({adj.num_rows, 2, 3});
+  const auto shared = make_gat_transpose();
+  const Grads own = run_sparse(adj, a_src, a_dst, x, r);
+  const Grads one = run_sparse(adj, a_src, a_dst, x, r, shared);
+  EXPECT_TRUE(torch::equal(one.out, own.out));
+  EXPECT_TRUE(torch::equal(one.a_src, own.a_src));
+  EXPECT_TRUE(torch::equal(one.a_dst, own.a_dst));
+  EXPECT_TRUE(torch::equal(one.x, own.x));
+  // It kept the transpose of adj: another adjacency's backward refuses it.
+  const CsrTensor other = gat_block_adjacency(testing::random_block(6, 11, 6, 8));
+  EXPECT_THROW(run_sparse(other, torch::randn({other.num_cols, 2}), torch::randn({other.num_rows, 2}),
+                          torch::randn({other.num_cols, 2, 3}), torch::randn({other.num_rows, 2, 3}), shared),
+               c10::Error);
 }
 
 TEST(GatKernels, ScoresAreLeakyReluOfTheSum) {
