@@ -1,0 +1,247 @@
+// dgcn._C.Loader (sampling/loader.h's NeighborLoader over a Store or a
+// Partition: C++ worker threads sample and gather ahead of Python, which
+// waits with the GIL released) and plan_epoch (sampling/seed_partition.h).
+// Included once, by python/src/module.cpp: dgcn._C's pybind11 objects stay
+// one translation unit, as torch's and pybind11's headers cost ~8 s a unit
+// here (Note [Build layout] in CMakeLists.txt); the files only split it by
+// topic. Hence the unnamed namespace.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "graph/csr.h"
+#include "python/src/bind_util.h"
+#include "python/src/partition.h"
+#include "python/src/store.h"
+#include "sampling/batch_memory.h"
+#include "sampling/block_edges.h"
+#include "sampling/loader.h"
+#include "sampling/partitioned_sampler.h"
+#include "sampling/seed_partition.h"
+
+namespace dgcn {
+namespace {
+
+// One rank's plan for one epoch (seed_partition.h) as (seeds, num_batches).
+EpochPlan make_plan(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int rank, int world_size,
+                    int64_t batch_size, bool shuffle, bool drop_last) {
+  ShardOptions o{.seed = seed,
+                 .epoch = epoch,
+                 .rank = rank,
+                 .world_size = world_size,
+                 .batch_size = batch_size,
+                 .shuffle = shuffle,
+                 .drop_last = drop_last};
+  py::gil_scoped_release release;
+  return as_value_error([&] { return plan_epoch(span_of(nodes), o); });
+}
+
+using PyBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
+                           std::vector<int64_t>, std::vector<int64_t>, std::optional<at::Tensor>>;
+
+// The loader of sampling/loader.h over a Store or a Partition, whose batches
+// come out as tensors: (n_id, edge_index, colptr, x, deg, batch_size,
+// num_sampled_nodes, num_sampled_edges, seed_labels) with PyG's conventions
+// (colptr [num + 1]: the block's own indptr, edge_index's CSC pointer, so
+// that the layers need not sort the edges again)
+// (python/dgcn/loader.py); seed_labels (int32, the seeds' classes) only from
+// a partition, whose part holds no other node's label.
+class Loader {
+ public:
+  Loader(const Store& store, std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
+         bool gather_features)
+      : store_(store.shared()),
+        num_nodes_(store.num_nodes()),
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
+    LoaderOptions options =
+        loader_options(std::move(fanouts), replace, num_workers, queue_depth, gather_features);
+    as_value_error([&] { require_whole_graph(store_->graph, "NeighborLoader"); });
+    as_value_error([&] { loader_ = std::make_unique<NeighborLoader>(*store_, std::move(options)); });
+  }
+
+  // Over a partitioned graph: batches sampled with the other ranks
+  // (sampling/partitioned_sampler.h), equal to the whole graph's; one worker,
+  // so this rank's exchanges run in plan order.
+  Loader(const Partition& partition, std::vector<int64_t> fanouts, bool replace, int queue_depth,
+         bool gather_features)
+      : store_(partition.part().shared()),
+        num_nodes_(partition.num_nodes()),
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
+    LoaderOptions options = loader_options(std::move(fanouts), replace, 1, queue_depth, gather_features);
+    as_value_error([&] {
+      producer_ = std::make_unique<PartitionedBatchProducer>(*store_, partition.map(), partition.comm(),
+                                                             options.sampler, options.gather_features);
+      loader_ = std::make_unique<NeighborLoader>(*store_, std::move(options), nullptr, producer_.get());
+    });
+  }
+
+  ~Loader() {
+    py::gil_scoped_release release;  // the workers finish their batch
+    loader_.reset();
+    producer_.reset();
+  }
+
+  // Starts the epoch of `nodes` (checked to be node ids of the store) for
+  // this rank; returns its number of batches (the same on every rank).
+  int64_t start_epoch(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int rank, int world_size,
+                      int64_t batch_size, bool shuffle, bool drop_last) {
+    const at::Tensor ids = cpu_int64(nodes, "input_nodes");
+    const int64_t n = num_nodes_;
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      const int64_t v = ids.data_ptr<int64_t>()[i];
+      TORCH_CHECK_VALUE(v >= 0 && v < n, "NeighborLoader: input_nodes[", i, "] = ", v,
+                        " is not a node id in [0, ", n, ")");
+    }
+    EpochPlan plan = make_plan(ids, seed, epoch, rank, world_size, batch_size, shuffle, drop_last);
+    const int64_t num_batches = plan.num_batches;
+    py::gil_scoped_release release;
+    loader_->start_epoch(std::move(plan));
+    return num_batches;
+  }
+
+  std::optional<PyBatch> next() {
+    std::optional<LoadedBatch> batch;
+    at::Tensor n_id, edge_index, colptr, deg;
+    std::optional<at::Tensor> x, seed_labels;
+    int64_t num_seeds = 0;
+    std::vector<int64_t> nodes, edges;
+    {
+      py::gil_scoped_release release;
+      batch = loader_->next();
+      if (!batch) return std::nullopt;
+      SampledBatch& s = batch->sample;
+      const int64_t num = static_cast<int64_t>(s.n_id.size());
+      const Block& block = s.blocks.front();
+      const int64_t m = block.num_edges();
+      // n_id [num] int64 | edge_index [2, m] int64 | colptr [num + 1] int64 |
+      // deg [num] int32, in one pooled buffer (fresh memory costs a page
+      // fault per 4 KiB: sampling/batch_memory.h), viewed as 8-byte words.
+      const int64_t words = num + 2 * m + (num + 1) + (num + 1) / 2;
+      const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
+      auto* base = reinterpret_cast<int64_t*>(memory.features.data());
+      std::copy(s.n_id.begin(), s.n_id.end(), base);
+      // edge_index: every sampled edge once (blocks[0] holds them all, rows in
+      // n_id order, so the edges of hop h come h-th), row 0 the neighbour.
+      // colptr: its CSC pointer over the batch's nodes (sampling/block_edges.h).
+      int64_t* src = base + num;
+      int64_t* dst = src + m;
+      int64_t* ptr = dst + m;
+      block_to_edge_index(block, num, {src, static_cast<size_t>(m)}, {dst, static_cast<size_t>(m)},
+                          {ptr, static_cast<size_t>(num + 1)});
+      auto* degree = reinterpret_cast<int32_t*>(ptr + num + 1);
+      if (!s.degrees.empty()) {  // a partition's: fetched from the owners
+        std::copy(s.degrees.begin(), s.degrees.end(), degree);
+      } else {
+        const auto degrees = store_->degrees();
+        for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
+      }
+      n_id = leased(base, {num}, at::kLong, memory.lease);
+      edge_index = leased(src, {2, m}, at::kLong, memory.lease);
+      colptr = leased(ptr, {num + 1}, at::kLong, memory.lease);
+      deg = leased(degree, {num}, at::kInt, memory.lease);
+      if (gather_features_) {
+        x = leased(batch->features.data(), {num, store_->num_features}, at::kFloat, batch->lease);
+      }
+      num_seeds = s.num_seeds;
+      if (producer_ && store_->task == Task::kSingleLabel) {
+        seed_labels = at::empty({num_seeds}, at::kInt);
+        std::memcpy(seed_labels->data_ptr(), batch->labels.data(), static_cast<size_t>(num_seeds) * 4);
+      }
+      nodes = s.num_nodes_per_hop;
+      edges = s.num_edges_per_hop;
+      batch->lease.reset();
+      loader_->recycle(std::move(*batch));
+    }
+    return PyBatch{n_id,      edge_index,       colptr,           x,          deg,
+                   num_seeds, std::move(nodes), std::move(edges), seed_labels};
+  }
+
+  py::dict stats() const {
+    const LoaderStats s = loader_->stats();
+    py::dict d;
+    d["consumer_wait_s"] = s.consumer_wait_s;
+    d["worker_blocked_s"] = s.worker_blocked_s;
+    d["worker_busy_s"] = s.worker_busy_s;
+    d["batches"] = s.batches;
+    d["peak_in_flight"] = s.peak_in_flight;
+    return d;
+  }
+
+ private:
+  LoaderOptions loader_options(std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
+                               bool gather_features) {
+    LoaderOptions options;
+    options.sampler.fanouts = std::move(fanouts);
+    options.sampler.replace = replace;
+    options.num_workers = num_workers;
+    options.queue_depth = queue_depth;
+    options.gather_features = gather_features && store_->num_features > 0;
+    gather_features_ = options.gather_features;
+    as_value_error([&] { check_sampler_options(options.sampler, "NeighborLoader"); });
+    return options;
+  }
+
+  // A tensor over memory that `lease` keeps alive, holding a copy of it.
+  static at::Tensor leased(void* data, std::vector<int64_t> sizes, at::ScalarType type,
+                           const std::shared_ptr<void>& lease) {
+    auto* owner = new std::shared_ptr<void>(lease);
+    return at::from_blob(
+        data, sizes, [owner](void*) { delete owner; }, at::TensorOptions(type));
+  }
+
+  std::shared_ptr<const GraphStore> store_;             // outlives loader_
+  int64_t num_nodes_;                                   // of the whole graph: seeds are below it
+  std::unique_ptr<PartitionedBatchProducer> producer_;  // a partition's; outlives loader_
+  std::unique_ptr<NeighborLoader> loader_;
+  // Memory of the batches' n_id, edge_index and deg, reused once Python
+  // drops a batch's tensors.
+  std::shared_ptr<BatchMemoryPool> pool_;
+  bool gather_features_ = false;
+};
+
+void bind_loader(py::module_& m) {
+  m.def(
+      "plan_epoch",
+      [](const at::Tensor& nodes, uint64_t seed, int64_t epoch, int rank, int world_size, int64_t batch_size,
+         bool shuffle, bool drop_last) {
+        const dgcn::EpochPlan plan = dgcn::make_plan(dgcn::cpu_int64(nodes, "nodes"), seed, epoch, rank,
+                                                     world_size, batch_size, shuffle, drop_last);
+        std::vector<at::Tensor> batches;
+        for (int64_t b = 0; b < plan.num_batches; ++b) {
+          auto seeds = plan.batch(b);
+          batches.push_back(at::tensor(std::vector<int64_t>(seeds.begin(), seeds.end()), at::kLong));
+        }
+        return batches;
+      },
+      py::arg("nodes"), py::arg("seed"), py::arg("epoch"), py::arg("rank"), py::arg("world_size"),
+      py::arg("batch_size"), py::arg("shuffle") = true, py::arg("drop_last") = false,
+      "One rank's batches of seeds for one epoch (sampling/seed_partition.h): equal counts on every rank.");
+
+  py::class_<Loader>(m, "Loader")
+      .def(py::init<const Store&, std::vector<int64_t>, bool, int, int, bool>(), py::arg("store"),
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("num_workers") = 1,
+           py::arg("queue_depth") = 4, py::arg("gather_features") = true, py::keep_alive<1, 2>())
+      .def(py::init<const dgcn::Partition&, std::vector<int64_t>, bool, int, bool>(), py::arg("partition"),
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("queue_depth") = 4,
+           py::arg("gather_features") = true, py::keep_alive<1, 2>())
+      .def("start_epoch", &Loader::start_epoch, py::arg("nodes"), py::arg("seed"), py::arg("epoch"),
+           py::arg("rank"), py::arg("world_size"), py::arg("batch_size"), py::arg("shuffle") = true,
+           py::arg("drop_last") = false)
+      .def("next", &Loader::next)
+      .def("stats", &Loader::stats);
+}
+
+}  // namespace
+}  // namespace dgcn
