@@ -34,8 +34,11 @@ bool float_or_bf16(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
 }
 
-// rows ∪ neighbours(rows), sorted.
+// rows ∪ neighbours(rows), sorted (rows sorted, without repeats).
 std::vector<int64_t> with_neighbours(const Csr& graph, const std::vector<int64_t>& rows) {
+  // Every node already (evaluating most of a graph, e.g. products' test
+  // split): nothing to add, and no pass over the edges.
+  if (static_cast<int64_t>(rows.size()) == graph.num_nodes()) return rows;
   std::vector<uint8_t> mark(static_cast<size_t>(graph.num_nodes()), 0);
   const auto ptr = graph.indptr();
   graph.visit_indices([&](auto indices) {
@@ -129,6 +132,7 @@ InferenceOutputs full_neighbour_outputs(GnnModel& model, const GraphStore& store
   // reads the features, whose rows are the node ids: not compact).
   at::Tensor h = features.to(options.device);
   bool compact = false;
+  bool every_node = false;        // h holds every node, row v = node v
   at::Tensor embeddings;          // layer embedding_layer's output at `nodes`
   std::vector<int32_t> position;  // node -> row of h, -1 when absent
   for (int64_t l = 0; l < layers; ++l) {
@@ -138,13 +142,16 @@ InferenceOutputs full_neighbour_outputs(GnnModel& model, const GraphStore& store
           CsrTensor adj = full_rows_adjacency(
               store.graph, store.degrees(),
               std::span<const int64_t>(r).subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
-          if (compact) {
+          if (compact && !every_node) {
             // Global ids -> rows of h (every neighbour of a row of layer l is a row of layer l-1).
+            // When layer l-1 ran for every node, row v of h is node v: nothing to renumber.
             int32_t* idx = adj.indices.data_ptr<int32_t>();
-            for (int64_t e = 0; e < adj.nnz(); ++e) {
-              idx[e] = position[static_cast<size_t>(idx[e])];
-              DGCN_ASSERT(idx[e] >= 0);
-            }
+            at::parallel_for(0, adj.nnz(), int64_t{1} << 16, [&](int64_t e0, int64_t e1) {
+              for (int64_t e = e0; e < e1; ++e) {
+                idx[e] = position[static_cast<size_t>(idx[e])];
+                DGCN_ASSERT(idx[e] >= 0);
+              }
+            });
             adj.num_cols = h.size(0);
           }
           return adj;
@@ -152,6 +159,7 @@ InferenceOutputs full_neighbour_outputs(GnnModel& model, const GraphStore& store
     position.assign(static_cast<size_t>(n), -1);
     for (size_t i = 0; i < r.size(); ++i) position[static_cast<size_t>(r[i])] = static_cast<int32_t>(i);
     compact = true;
+    every_node = static_cast<int64_t>(r.size()) == n;  // r is sorted without repeats: position[v] == v
     if (l + 1 == embedding_layer && embedding_layer < layers) {
       // Layer l's rows hold every target node (each layer's rows include the next's).
       std::vector<int64_t> pick(nodes.size());
