@@ -13,6 +13,7 @@
 #include "base/timing.h"
 #include "models/batch_tensors.h"
 #include "sampling/loader.h"
+#include "train/compute_features.h"
 #include "train/evaluator.h"
 #include "train/features.h"
 #include "train/model_record.h"
@@ -114,12 +115,14 @@ Trainer::Trainer(const GraphStore& store, TrainOptions options, GradSync* sync, 
   }
   store_.features =
       input_features(store, o.normalize_features, compute_threads_of(o), partitioned ? ranks_ : nullptr);
-  impl_->features =
-      torch::from_blob(const_cast<float*>(store_.features.as<float>().data()),
-                       {store_.num_nodes(), store_.num_features}, at::TensorOptions().dtype(at::kFloat));
   // Note [Mixed precision]: the rows the first layer and evaluation read,
-  // converted once (half the bytes every batch reads from the store).
-  impl_->features = impl_->features.to(compute_dtype(o.precision));
+  // converted once (half the bytes every batch reads from the store). The
+  // float32 pages are released when nothing else reads them (Note [Feature
+  // pages after conversion]): the loader gathers from the store only
+  // without input_from_store, a partitioned producer always.
+  impl_->features =
+      compute_features(store_.features, store_.num_nodes(), store_.num_features, compute_dtype(o.precision),
+                       /*release_source=*/!partitioned && input_from_store(o));
   impl_->optimizer = make_optimizer_decaying(
       o.optimizer, model_->parameters(),
       o.weight_decay_first_layer_only ? model_->layer_parameters(0) : std::vector<at::Tensor>{});

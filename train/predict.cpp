@@ -15,6 +15,7 @@
 #include "models/inference.h"
 #include "models/metrics.h"
 #include "train/checkpoint.h"
+#include "train/compute_features.h"
 #include "train/evaluation_split.h"
 #include "train/features.h"
 #include "train/model_record.h"
@@ -129,9 +130,9 @@ nlohmann::json predict(const GraphStore& store, const PredictOptions& o, Process
   GraphStore inputs = store;
   inputs.features =
       input_features(store, field<bool>(config, "model", "normalize_features", what), compute_threads);
-  const at::Tensor features = torch::from_blob(const_cast<float*>(inputs.features.as<float>().data()),
-                                               {store.num_nodes(), store.num_features}, torch::kFloat);
-  const at::Tensor model_features = features.to(compute_dtype(g.precision));  // bf16: converted once
+  // bf16: converted once, the float32 pages released (Note [Feature pages after conversion]).
+  const at::Tensor model_features = compute_features(inputs.features, store.num_nodes(), store.num_features,
+                                                     compute_dtype(g.precision), /*release_source=*/true);
 
   const std::vector<int64_t> nodes = resolve_nodes(store, o.nodes);
   const auto n = static_cast<int64_t>(nodes.size());

@@ -7,16 +7,25 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <bit>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "base/file_io.h"
 #include "datasets/npy.h"
 #include "distributed/process_group.h"
 #include "fixtures.h"
 #include "scratch_dir.h"
 #include "tiny_job.h"
+#include "train/compute_features.h"
 #include "train/gcn_trainer.h"
 #include "train/open_data.h"
 #include "train/predict.h"
@@ -168,6 +177,80 @@ TEST(MixedPrecisionJob, PredictRunsInTheCheckpointsPrecisionUnlessTold) {
     EXPECT_LT(worst, 0.05) << what;
     EXPECT_FALSE(same) << what << ": the bf16 prediction ran in fp32";
   }
+}
+
+// The kB of `p`'s mapping resident in this process (/proc/self/smaps).
+int64_t resident_kb_of_mapping(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 && line.find(' ') < 40) {
+      inside = at >= lo && at < hi;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stoll(line.substr(4));
+    }
+  }
+  return -1;
+}
+
+// Note [Feature pages after conversion]: the bf16 copy has Tensor::to's bits
+// (NaN, infinities, denormals and ties included) and, converted from a
+// read-only file mapping in chunks that split pages, leaves none of the
+// mapping's pages resident while the file's bytes read back unchanged; an
+// owned buffer is converted as well and never released.
+TEST(MixedPrecisionFeatures, Bf16CopyEqualsToAndReleasesOnlyAFileMapping) {
+  const int64_t rows = 3001, cols = 7;
+  std::vector<float> values(static_cast<size_t>(rows * cols));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 10.0f);
+  for (auto& v : values) v = normal(rng);
+  const float special[] = {std::numeric_limits<float>::quiet_NaN(),
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::denorm_min(),
+                           -0.0f,
+                           std::bit_cast<float>(0x3F808000u),
+                           std::bit_cast<float>(0x3F818000u)};
+  std::copy(std::begin(special), std::end(special), values.begin() + 100);
+  const at::Tensor expected =
+      torch::from_blob(values.data(), {rows, cols}, torch::kFloat).to(torch::kBFloat16).view(torch::kInt16);
+
+  testing::ScratchDir dir;
+  const std::string path = dir.file("features.bin");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 4));
+  }
+  const UniqueFd fd = open_read(path);
+  auto file = std::make_shared<MappedFile>(fd.get(), values.size() * 4, path);
+  const Buffer mapped = Buffer::wrap(file, file->data(), file->size());
+  volatile float sink = 0;
+  for (float v : mapped.as<float>()) sink = sink + v;  // every page resident, as after a store's digest
+  ASSERT_GT(resident_kb_of_mapping(file->data()), 60);
+
+  bool released = false;
+  const int64_t chunk_bytes = 3 * 4096 + 100;  // chunks that end inside pages
+  const at::Tensor x = compute_features(mapped, rows, cols, torch::kBFloat16, true, &released, chunk_bytes);
+  EXPECT_TRUE(released);
+  EXPECT_EQ(x.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(x.view(torch::kInt16), expected));
+  EXPECT_LE(resident_kb_of_mapping(file->data()), 4) << "the float32 pages stayed resident";
+  EXPECT_EQ(std::memcmp(mapped.data(), values.data(), mapped.size()), 0);
+
+  const Buffer owned = Buffer::copy_of(std::span<const float>(values));
+  const at::Tensor y = compute_features(owned, rows, cols, torch::kBFloat16, true, &released, chunk_bytes);
+  EXPECT_FALSE(released);
+  EXPECT_TRUE(torch::equal(y.view(torch::kInt16), expected));
+  EXPECT_EQ(std::memcmp(owned.data(), values.data(), owned.size()), 0);
+
+  // float32: the buffer's own bytes, no copy.
+  const at::Tensor z = compute_features(owned, rows, cols, torch::kFloat, true, &released);
+  EXPECT_FALSE(released);
+  EXPECT_EQ(z.data_ptr(), static_cast<const void*>(owned.data()));
+  EXPECT_THROW(compute_features(owned, rows + 1, cols, torch::kBFloat16, false), Error);
 }
 
 }  // namespace
