@@ -1,4 +1,4 @@
-"""dgcn.nn.SAGEConv / GATConv against PyG's on the same batches.
+"""dgcn.nn.SAGEConv / GATConv / GCNConv against PyG's on the same batches.
 
 Samples ``--batches`` batches once with ``dgcn.loader.NeighborLoader``
 (``--num-neighbors``, ``--batch-size``) from ``--data`` (a ``.gcn`` store,
@@ -11,11 +11,15 @@ not counted. Prints one JSON object per model: the median milliseconds per
 batch of each, and PyG's over ours (above 1: ours faster); and, beside
 them, ours with ``trim_to_layer`` (each layer computes only the rows the
 next one reads, the seeds' outputs unchanged), what dgcn offers beyond
-PyG's layers.
+PyG's layers. With ``--autocast`` both run under
+``torch.autocast('cpu', dtype=torch.bfloat16)`` (issue 32: PyG's GCN under
+autocast against ours); run it with and without for the ratios.
 
     python bench/python_conv_bench.py --data data/products.gcn --model gat
+    python bench/python_conv_bench.py --model gcn --autocast
 """
 import argparse
+import contextlib
 import json
 import statistics
 import time
@@ -32,6 +36,8 @@ def build(lib, model, widths, heads):
         last = i == len(widths) - 2
         if model == 'sage':
             layers.append(lib.SAGEConv(a, b))
+        elif model == 'gcn':
+            layers.append(lib.GCNConv(a, b))
         else:  # hidden layers: heads concatenated; the last: one head
             in_width = a if i == 0 else a * heads
             layers.append(lib.GATConv(in_width, b, heads=1 if last else
@@ -56,11 +62,14 @@ def step(convs, batch, trim=False):
     return loss.item()
 
 
-def timed(convs, batch, trim=False):
+def timed(convs, batch, trim=False, autocast=False):
     for p in convs.parameters():
         p.grad = None
+    context = (torch.autocast('cpu', dtype=torch.bfloat16) if autocast else
+               contextlib.nullcontext())
     start = time.perf_counter()
-    loss = step(convs, batch, trim)
+    with context:
+        loss = step(convs, batch, trim)
     return time.perf_counter() - start, loss
 
 
@@ -73,10 +82,12 @@ def run(args, model, batches, num_features):
     theirs.load_state_dict(ours.state_dict())
     t_ours, t_pyg, t_trim, worst = [], [], [], 0.0
     for i, batch in enumerate(batches):
-        a, loss_a = timed(ours, batch)
-        b, loss_b = timed(theirs, batch)
-        c, loss_c = timed(ours, batch, trim=True)
-        for loss in (loss_a, loss_c):  # the seeds' outputs are the same
+        a, loss_a = timed(ours, batch, autocast=args.autocast)
+        b, loss_b = timed(theirs, batch, autocast=args.autocast)
+        c, loss_c = timed(ours, batch, trim=True, autocast=args.autocast)
+        # The seeds' outputs are the same, trimmed or not, except for GCN,
+        # whose normalisation reads the degrees of the trimmed graph.
+        for loss in (loss_a,) if model == 'gcn' else (loss_a, loss_c):
             worst = max(worst, abs(loss - loss_b) / max(abs(loss_b), 1e-30))
         if i >= args.warmup:
             t_ours.append(a)
@@ -88,7 +99,8 @@ def run(args, model, batches, num_features):
     # On a shared machine the load drifts: the median of each batch's own
     # ratio (both timed back to back) is steadier than a ratio of medians.
     pairs = statistics.median(b / a for a, b in zip(t_ours, t_pyg))
-    return {'model': model, 'layers': len(widths) - 1,
+    return {'model': model, 'autocast_bf16': args.autocast,
+            'layers': len(widths) - 1,
             'hidden': args.hidden,
             'heads': args.heads if model == 'gat' else None,
             'batches_timed': len(t_ours),
@@ -104,7 +116,7 @@ def run(args, model, batches, num_features):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--data', default='data/products.gcn')
-    parser.add_argument('--model', choices=['sage', 'gat', 'both'],
+    parser.add_argument('--model', choices=['sage', 'gat', 'gcn', 'both'],
                         default='both')
     parser.add_argument('--num-neighbors', default='15,10,5')
     parser.add_argument('--batch-size', type=int, default=1024)
@@ -116,6 +128,8 @@ def main():
     parser.add_argument('--warmup', type=int, default=2)
     parser.add_argument('--threads', type=int, default=2)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--autocast', action='store_true',
+                        help='both under torch.autocast bfloat16 (CPU)')
     args = parser.parse_args()
     args.fanouts = [int(k) for k in args.num_neighbors.split(',')]
     if args.batches <= args.warmup:
