@@ -1,5 +1,5 @@
-"""What the conv tests against PyG (test_sage_pyg.py, test_gat_pyg.py)
-share: a small random graph, a pair of layers with equal weights, and the
+"""What the conv tests against PyG (test_sage_pyg.py, test_gat_pyg.py,
+test_conv_pyg.py) share: a small random graph, a pair of layers with equal weights, and the
 comparison of their outputs and gradients within 1e-5 relative
 (||ours - PyG's|| / ||PyG's||)."""
 import torch

@@ -9,11 +9,7 @@ import torch
 import torch_geometric.nn as pyg_nn
 
 import dgcn
-
-def _close(a, b, tol=1e-5):
-    assert a.shape == b.shape
-    err = ((a - b).norm() / b.norm().clamp(min=1e-30)).item()
-    assert err <= tol, f'relative error {err:.3g} > {tol}'
+from conv_helpers import close, pair
 
 
 def _graph(seed=0, n=40, m=150):
@@ -27,12 +23,8 @@ def _graph(seed=0, n=40, m=150):
 
 
 def _pair(in_channels=6, out_channels=5, **options):
-    ours = dgcn.nn.GCNConv(in_channels, out_channels, **options)
-    theirs = pyg_nn.GCNConv(in_channels, out_channels, **options)
-    torch.manual_seed(1)
-    ours.reset_parameters()
-    theirs.load_state_dict(ours.state_dict())
-    return ours, theirs
+    return pair(dgcn.nn.GCNConv, pyg_nn.GCNConv, in_channels, out_channels,
+                **options)
 
 
 def _compare(ours, theirs, x, ei, w=None, weight_grad=False):
@@ -50,10 +42,10 @@ def _compare(ours, theirs, x, ei, w=None, weight_grad=False):
             grads.append(wi.grad)
         results.append((out.detach(), grads))
     (a, ga), (b, gb) = results
-    _close(a, b)
+    close(a, b)
     assert len(ga) == len(gb)
     for g1, g2 in zip(ga, gb):
-        _close(g1, g2)
+        close(g1, g2)
 
 
 @pytest.mark.parametrize('options', [
@@ -115,7 +107,7 @@ def test_lazy_in_channels():
     assert out.shape == (x.size(0), 5)
     theirs(x, ei)  # materializes PyG's
     theirs.load_state_dict(ours.state_dict())
-    _close(ours(x, ei), theirs(x, ei))
+    close(ours(x, ei), theirs(x, ei))
 
 
 def test_signature_is_pygs():
@@ -156,9 +148,9 @@ def test_cached_is_for_one_graph():
     x, ei, w = _graph()
     ours, theirs = _pair(cached=True)
     first = ours(x, ei)
-    _close(first, theirs(x, ei))
+    close(first, theirs(x, ei))
     # The same graph (the same tensor, or an equal one) reuses the cache.
-    _close(ours(x * 2, ei.clone()), theirs(x * 2, ei))
+    close(ours(x * 2, ei.clone()), theirs(x * 2, ei))
     x2, ei2, _ = _graph(seed=5, n=30)
     with pytest.raises(ValueError, match='another graph'):
         ours(x2, ei2)
@@ -184,8 +176,8 @@ def test_edge_index_forms():
     x, ei, w = _graph(seed=4)
     ours, theirs = _pair()
     wrapped = EdgeIndex(ei, sparse_size=(x.size(0), x.size(0)))
-    _close(ours(x, wrapped), theirs(x, ei))
-    _close(ours(x, wrapped, w), theirs(x, ei, w))
+    close(ours(x, wrapped), theirs(x, ei))
+    close(ours(x, wrapped, w), theirs(x, ei, w))
     adj = torch.sparse_coo_tensor(ei, torch.ones(ei.size(1)),
                                   (x.size(0), x.size(0)))
     with pytest.raises(NotImplementedError, match='sparse adjacency'):
