@@ -445,14 +445,13 @@ class GCNConv(torch.nn.Module):
         aggregate_first = n_id is not None or _C.aggregate_first(
             rowptr.numel() - 1, num_src, col.numel(), self.in_channels,
             self.out_channels, self.training, x.requires_grad)
-        if n_id is None or not _n_id_bounded_by_spmm(n_id):
-            return self.propagate(adj, x, aggregate_first)
         try:
             return self.propagate(adj, x, aggregate_first)
         except IndexError:
-            # The SpMM found a column (an entry of n_id) out of x's rows:
-            # name n_id and its value (a read only on this path).
-            _check_ids('n_id', n_id, x.size(0), 'a row of x')
+            if n_id is not None and _n_id_bounded_by_spmm(n_id):
+                # The SpMM found a column (an entry of n_id) out of x's
+                # rows: name n_id and its value (a read only on this path).
+                _check_ids('n_id', n_id, x.size(0), 'a row of x')
             raise
 
     def _propagate_edges(self, edges, x, num_src, num_dst, n_id):
