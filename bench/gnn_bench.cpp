@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "base/error.h"
+#include "bench/device_sync.h"
 #include "models/gat.h"
 #include "models/gat_kernels.h"
 #include "models/sage.h"
 
 namespace dgcn {
 namespace {
+
+using bench::sync;
 
 // Layer l of the batch as a sampler Block (blocks nest: a row prefix).
 Block layer_block(const ProductsBatch& b, int64_t l) {
@@ -26,10 +29,6 @@ Block layer_block(const ProductsBatch& b, int64_t l) {
   block.indptr.assign(b.indptr.begin(), b.indptr.begin() + block.num_dst + 1);
   block.indices.assign(b.indices.begin(), b.indices.begin() + b.layer_nnz(l));
   return block;
-}
-
-void sync(const torch::Device& device) {
-  if (device.is_cuda()) torch::cuda::synchronize();
 }
 
 // Best and median of `reps` timed runs of f (after one warm-up), in ms.

@@ -13,12 +13,15 @@
 
 #include "base/error.h"
 #include "base/timing.h"
+#include "bench/device_sync.h"
 #include "models/cpu/spmm_kernel.h"
 #include "models/gcn.h"
 #include "models/spmm.h"
 
 namespace dgcn {
 namespace {
+
+using bench::sync;
 
 // The whole batch as one CSR tensor (every expanded row), values uniform in
 // [0, 1) from LibTorch's generator.
@@ -69,10 +72,6 @@ double gathered_line_bytes(const CsrTensor& a, uintptr_t x_base, int64_t row_byt
     bytes += static_cast<double>(((end + 63) / 64 - begin / 64) * 64);
   }
   return bytes;
-}
-
-void sync(const torch::Device& device) {
-  if (device.is_cuda()) torch::cuda::synchronize();
 }
 
 // Best wall time of `reps` runs of f, interleaved by the caller.

@@ -54,12 +54,17 @@ void visit_index(const CsrTensor& a, F&& fn) {
   }
 }
 
+}  // namespace
+
 // The transposed pattern of a with each entry's id in a (cpu::EdgeTranspose).
+// Not in the anonymous namespace: GatTranspose, declared in the header, holds one.
 struct EdgeTransposeTensors {
   at::Tensor indptr;  // int64 [num_cols + 1]
   at::Tensor rows;    // a.indices' dtype [nnz]
   at::Tensor edge;    // int64 [nnz]
 };
+
+namespace {
 
 EdgeTransposeTensors transpose_edges_cpu(const CsrTensor& a) {
   EdgeTransposeTensors t{at::empty({a.num_cols + 1}, a.indptr.options()),

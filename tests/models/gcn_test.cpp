@@ -11,10 +11,13 @@
 #include "models/batch_tensors.h"
 #include "models/full_blocks.h"
 #include "models/random_parameters.h"
+#include "models/store_features.h"
 #include "require_gpu.h"
 
 namespace dgcn {
 namespace {
+
+using testing::features_of;
 
 // D̃^-1/2 (A + I) D̃^-1/2 of the whole graph, dense, in double.
 torch::Tensor dense_full_adjacency(const GraphStore& s) {
@@ -29,12 +32,6 @@ torch::Tensor dense_full_adjacency(const GraphStore& s) {
       a[i][idx[e]] = 1.0 / std::sqrt((deg[i] + 1.0) * (deg[idx[e]] + 1.0));
   }
   return a;
-}
-
-torch::Tensor features_of(const GraphStore& s) {
-  return torch::from_blob(const_cast<float*>(s.features.as<float>().data()), {s.num_nodes(), s.num_features},
-                          torch::kFloat)
-      .clone();
 }
 
 // A graph with varied degrees: the 8-node fixture plus a 12-node star and chords.

@@ -12,9 +12,12 @@
 #include "models/inference.h"
 #include "models/random_parameters.h"
 #include "models/sage.h"
+#include "models/store_features.h"
 
 namespace dgcn {
 namespace {
+
+using testing::features_of;
 
 // The eight-node graph grown to 30 nodes, with a self-loop edge (3 -> 3),
 // which GAT must attend to once.
@@ -25,11 +28,6 @@ GraphStore store_with(int64_t features) {
   for (int64_t v = 24; v < 30; ++v) e.add(v, v - 1);
   e.add(9, 10), e.add(10, 0), e.add(4, 12), e.add(29, 5), e.add(3, 3);
   return testing::make_store(e, features, 4);
-}
-
-torch::Tensor features_of(const GraphStore& s) {
-  return torch::from_blob(const_cast<float*>(s.features.as<float>().data()), {s.num_nodes(), s.num_features},
-                          torch::kFloat);
 }
 
 void expect_same_csr(const CsrTensor& a, const CsrTensor& b) {

@@ -12,10 +12,13 @@
 #include "models/batch_tensors.h"
 #include "models/full_blocks.h"
 #include "models/random_parameters.h"
+#include "models/store_features.h"
 #include "partition/partition.h"
 
 namespace dgcn {
 namespace {
+
+using testing::features_of;
 
 GraphStore store_with(int64_t features) {
   auto e = testing::eight_node_edges();
@@ -24,11 +27,6 @@ GraphStore store_with(int64_t features) {
   for (int64_t v = 24; v < 30; ++v) e.add(v, v - 1);
   e.add(9, 10), e.add(10, 0), e.add(4, 12), e.add(29, 5);
   return testing::make_store(e, features, 4);
-}
-
-torch::Tensor features_of(const GraphStore& s) {
-  return torch::from_blob(const_cast<float*>(s.features.as<float>().data()), {s.num_nodes(), s.num_features},
-                          torch::kFloat);
 }
 
 // Dense full-graph GCN with the model's parameters, in double.
