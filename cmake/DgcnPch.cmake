@@ -25,6 +25,7 @@ if(DGCN_WITH_TORCH AND DGCN_PCH)
   add_library(dgcn_torch_pch STATIC ${CMAKE_BINARY_DIR}/dgcn_pch_host.cpp)
   target_link_libraries(dgcn_torch_pch PRIVATE torch dgcn_options)
   target_precompile_headers(dgcn_torch_pch PRIVATE <torch/torch.h>)
+  target_compile_options(dgcn_torch_pch PRIVATE -fpch-preprocess)
 endif()
 
 # dgcn_unity_build(targets...): compile the targets' sources in unity batches
@@ -43,6 +44,8 @@ function(dgcn_torch_build_setup)
   foreach(target ${ARGN})
     if(DGCN_WITH_TORCH AND DGCN_PCH)
       target_precompile_headers(${target} REUSE_FROM dgcn_torch_pch)
+      # Lets ccache hash a PCH user's preprocessed text (Note [ccache across build folders]).
+      target_compile_options(${target} PRIVATE -fpch-preprocess)
       get_target_property(type ${target} TYPE)
       if(type STREQUAL "EXECUTABLE")
         # GCC uses a PCH only under the -fPIC/-fPIE it was built with; CMake

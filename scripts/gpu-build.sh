@@ -34,8 +34,10 @@ if [ "$have" != "$pinned" ]; then
   exit 1
 fi
 # The CUDA architectures are the default (Note [CUDA architectures]): what
-# --version then says is what a user's build says.
+# --version then says is what a user's build says. No ccache: with the
+# bundle's include paths no compile here matches another folder's, so it
+# could only add its own cost (Note [ccache across build folders]).
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DDGCN_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DDGCN_PYTHON="$(command -v python3)" \
-  ${nccl_root:+-DNCCL_ROOT="$nccl_root"} -DDGCN_BUILD_TESTS=ON
+  ${nccl_root:+-DNCCL_ROOT="$nccl_root"} -DDGCN_BUILD_TESTS=ON -DDGCN_CCACHE=OFF
 cmake --build "$build" --parallel "$jobs" --target "${targets[@]}" -- "${keep_going[@]}"

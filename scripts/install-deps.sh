@@ -14,8 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  # toolchain
-  build-essential cmake ninja-build pkg-config clang-format
+  # toolchain (ccache: build folders after the first reuse its objects,
+  # cmake/DgcnCcache.cmake)
+  build-essential cmake ninja-build pkg-config clang-format ccache
   # clang with its sanitizer and libFuzzer runtimes (scripts/sanitize.sh, scripts/fuzz.sh)
   clang-14 libclang-rt-14-dev
   # the Python the environment below is made from
