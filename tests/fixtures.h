@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <span>
 #include <string>
 #include <utility>
@@ -52,6 +53,21 @@ inline EdgeList clique_edges(int64_t n) {
   for (int64_t a = 0; a < n; ++a)
     for (int64_t b = a + 1; b < n; ++b) e.add(a, b);
   return e;
+}
+
+// m edges between uniformly random endpoints (self loops and duplicates
+// included), from `seed`.
+inline EdgeList random_edges(int64_t n, int64_t m, uint64_t seed) {
+  EdgeList e{n, {}, {}};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> pick(0, n - 1);
+  for (int64_t i = 0; i < m; ++i) e.add(pick(rng), pick(rng));
+  return e;
+}
+
+// Whether `part` occurs in `s` (an error message, a log).
+inline bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
 }
 
 // Two components: a square with a tail, and a triangle.

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "../graph/store_test_util.h"
+#include "fixtures.h"
 #include "graph/store_format.h"
 
 namespace dgcn {
@@ -50,9 +51,7 @@ PrepRun prep(const ScratchDir& dir, const std::string& args, const std::string& 
   return r;
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using testing::contains;
 
 class DgcnPrep : public ::testing::Test {
  protected:

@@ -27,13 +27,7 @@ BOOST_CONCEPT_ASSERT((boost::ReadablePropertyMapConcept<
                       boost::property_map<CsrGraph<int32_t>, boost::vertex_index_t>::const_type, int64_t>));
 
 // n nodes and m random undirected edges (fixed seed).
-testing::EdgeList random_edges(int64_t n, int64_t m, uint64_t seed) {
-  testing::EdgeList e{n, {}, {}};
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> pick(0, n - 1);
-  for (int64_t i = 0; i < m; ++i) e.add(pick(rng), pick(rng));
-  return e;
-}
+using testing::random_edges;
 
 // Hop distances from `s` (-1 = unreachable) by Boost's BFS through the adaptor.
 template <class Id>

@@ -46,13 +46,7 @@ EdgeList grid_edges(int64_t w, int64_t h) {
   return e;
 }
 
-EdgeList random_edges(int64_t n, int64_t m, uint64_t seed) {
-  EdgeList e{n, {}, {}};
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> pick(0, n - 1);
-  for (int64_t i = 0; i < m; ++i) e.add(pick(rng), pick(rng));
-  return e;
-}
+using testing::random_edges;
 
 void expect_permutation(const std::vector<int64_t>& perm, int64_t n) {
   ASSERT_EQ(static_cast<int64_t>(perm.size()), n);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "fixtures.h"
 #include "graph/store_header.h"
 #include "store_test_util.h"
 
@@ -16,9 +17,7 @@ using testing::digest_of;
 using testing::error_of;
 using testing::ScratchDir;
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using testing::contains;
 
 // Small frames and no size threshold, so tiny fixtures still get several
 // zstd frames per section.

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fixtures.h"
 #include "graph/store_format.h"
 #include "store_test_util.h"
 
@@ -20,9 +21,7 @@ namespace {
 using testing::digest_of;
 using testing::ScratchDir;
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using testing::contains;
 
 SaveOptions zstd_frames() {
   SaveOptions o;

@@ -20,9 +20,7 @@ namespace {
 
 using testing::error_of;
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using testing::contains;
 
 class PartitionFolder : public ::testing::Test {
  protected:

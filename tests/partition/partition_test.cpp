@@ -24,9 +24,7 @@ namespace {
 
 using testing::error_of;
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using testing::contains;
 
 std::vector<GraphStore> parts_of(const GraphStore& whole, int count, PartitionMethod method) {
   const Buffer owner =
