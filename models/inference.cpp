@@ -69,11 +69,23 @@ at::Tensor layer_in_chunks(GnnModel& model, int64_t l, const at::Tensor& h, size
   if (gcn == nullptr) {
     // Each chunk as a sampled block: its rows first, then the neighbours they read.
     at::Tensor next = into.defined() ? into : at::empty({n, model.layer_out_features(l)}, h.options());
+    // The chunks' gathered rows go into one buffer, grown when a chunk reads
+    // more rows: a fresh tensor per chunk, a different size each time, left
+    // the CPU allocator's cache a block per chunk, up to its cap (~3 GB of
+    // peak RSS on products; docs/training.md).
+    at::Tensor gathered;
     for (int64_t begin = 0; begin < n; begin += options.chunk_rows) {
       const int64_t len = std::min<int64_t>(options.chunk_rows, n - begin);
       ChunkBlock c = chunk_block(adjacency(begin, len));
       const CsrTensor a = adjacency_for(c.block, model.adjacency_values()).to(options.device);
-      next.narrow(0, begin, len).copy_(model.layer(l, a, h.index_select(0, c.rows.to(h.device()))));
+      const int64_t k = c.rows.numel();
+      if (!gathered.defined() || gathered.size(0) < k) {
+        gathered = at::Tensor();  // freed before its successor is allocated
+        gathered = at::empty({k + k / 8, h.size(1)}, h.options());
+      }
+      at::Tensor x = gathered.narrow(0, 0, k);
+      at::index_select_out(x, h, 0, c.rows.to(h.device()));
+      next.narrow(0, begin, len).copy_(model.layer(l, a, x));
     }
     return next;
   }
