@@ -8,16 +8,18 @@
 # get the header anyway, so only torch targets opt in (dgcn_torch_build_setup).
 option(DGCN_PCH "Precompile LibTorch's headers once for every torch target" ON)
 
-# Note [Unity builds of the LibTorch targets]
+# Note [Unity builds]
 # Even with the PCH, a torch TU costs 9-17 s, most of it instantiating and
 # optimising the same inline LibTorch code (Tensor ops, IValue, c10::intrusive_ptr)
 # again in every TU. Compiling a torch target's sources in batches of
 # DGCN_UNITY_BATCH (CMake's UNITY_BUILD) does that once per batch: dgcn_models'
 # 15 TUs take 53 s instead of 140 s and dgcn_train's 13 take 65 s instead of
-# 148 s. The price is that names at file scope (anonymous namespaces included)
-# must be unique across a target's sources. DGCN_UNITY=OFF compiles one TU per
-# source, for a quicker rebuild after editing one file.
-option(DGCN_UNITY "Compile each LibTorch target's sources in a few unity batches" ON)
+# 148 s. The same holds, less, for targets whose every TU parses the same
+# heavy headers: dgcn-prep, datasets/ and the tests (GoogleTest). The price is
+# that names at file scope (anonymous namespaces included) must be unique
+# across a target's sources. DGCN_UNITY=OFF compiles one TU per source, for a
+# quicker rebuild after editing one file.
+option(DGCN_UNITY "Compile LibTorch targets, dgcn-prep, datasets/ and tests in unity batches" ON)
 set(DGCN_UNITY_BATCH 8 CACHE STRING "Sources per unity batch (DGCN_UNITY)")
 
 if(DGCN_WITH_TORCH AND DGCN_PCH)
@@ -29,8 +31,7 @@ if(DGCN_WITH_TORCH AND DGCN_PCH)
 endif()
 
 # dgcn_unity_build(targets...): compile the targets' sources in unity batches
-# (DGCN_UNITY); for LibTorch targets and the few torch-free ones whose every TU
-# parses the same heavy headers (dgcn-prep: CLI11, nlohmann-json, spdlog).
+# (DGCN_UNITY, Note [Unity builds]).
 function(dgcn_unity_build)
   if(DGCN_UNITY)
     set_target_properties(${ARGN} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${DGCN_UNITY_BATCH})

@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from . import _C
+from ._csr import target_of_entries
 
 _CHUNK = 1 << 24  # entries per step of the one-time sortedness check
 
@@ -55,7 +56,7 @@ class EdgeIds:
         first = torch.ones_like(key, dtype=torch.bool)
         first[1:] = key[1:] != key[:-1]
         key, columns = key[first], keep[order[first]]
-        rows = torch.repeat_interleave(torch.arange(n), self.rowptr.diff())
+        rows = target_of_entries(self.rowptr)
         csr_key = rows * n + self.col.long()
         if not torch.equal(csr_key, key):  # (so the store's rows are sorted)
             raise RuntimeError("NeighborLoader: the store's edges are not "

@@ -6,6 +6,7 @@ themselves so that a compiled graph contains its backward pass."""
 import torch
 
 from . import _C  # noqa: F401  (registers the schemas and kernels)
+from ._csr import target_of_entries
 
 
 # dtype rule of the SpMMs: the result has the dense input's dtype (float32
@@ -67,9 +68,7 @@ def _spmm_backward(ctx, dy):
         dx = torch.ops.dgcn.spmm_transposed(rowptr, col, value, dy,
                                             ctx.num_cols)
     if ctx.needs_input_grad[2]:  # d value[k] = <dy[row k], x[col k]>
-        rows = torch.repeat_interleave(
-            torch.arange(rowptr.numel() - 1, device=rowptr.device),
-            rowptr.diff()).to(dy.device)
+        rows = target_of_entries(rowptr).to(dy.device)
         # Summed in value's float32, as the forward sums (bf16 dy and x).
         dvalue = (dy.index_select(0, rows).to(value.dtype) * x.index_select(
             0, col.long().to(x.device)).to(value.dtype)).sum(1)

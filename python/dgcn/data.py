@@ -11,6 +11,7 @@ from typing import Optional
 import torch
 
 from . import _C
+from ._csr import target_of_entries
 
 Store = _C.Store
 
@@ -154,7 +155,7 @@ def to_pyg(store: Store):
 
     n = store.num_nodes
     rowptr = store.rowptr
-    target = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
+    target = target_of_entries(rowptr)
     edge_index = torch.stack([store.col.long(), target])
     data = Data(edge_index=edge_index, num_nodes=n)
     if store.num_features > 0:
