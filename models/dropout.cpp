@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -76,6 +77,62 @@ class ReluDropoutBf16Function : public torch::autograd::Function<ReluDropoutBf16
     at::parallel_for(0, dy.numel(), kElementGrain,
                      [&](int64_t b, int64_t e) { cpu::relu_dropout_backward(dyp, yp, dxp, scale, b, e); });
     return {dx, at::Tensor()};
+  }
+};
+
+// Rows per block of the fused bias gradient: a block's partial sum is
+// computed by one thread, the blocks' sums added in order (deterministic).
+constexpr int64_t kBiasGradRows = 256;
+
+class BiasReluDropoutBf16Function : public torch::autograd::Function<BiasReluDropoutBf16Function> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& y_in,
+                            const at::Tensor& bias, double p) {
+    const at::Tensor x = y_in.contiguous();
+    const int64_t rows = x.size(0), cols = x.size(1);
+    // The bias as the unfused add sees it: rounded to bf16 (then widened).
+    const at::Tensor b = bias.detach().to(at::kBFloat16).to(at::kFloat).contiguous();
+    at::Tensor out = at::empty_like(x);
+    const uint64_t key = draw_dropout_key();
+    const uint32_t threshold = cpu::dropout_threshold(p);
+    const auto scale = static_cast<float>(1.0 / (1.0 - p));
+    const cpu::Bf16* xp = bf16_data(x);
+    const float* bp = b.data_ptr<float>();
+    cpu::Bf16* op = bf16_data(out);
+    at::parallel_for(0, rows, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(cols, 1)),
+                     [&](int64_t r0, int64_t r1) {
+                       cpu::bias_relu_dropout_forward(xp, bp, op, cols, key, threshold, scale, r0, r1);
+                     });
+    ctx->save_for_backward({out});
+    ctx->saved_data["scale"] = static_cast<double>(scale);
+    ctx->saved_data["bias_dtype"] = bias.scalar_type();
+    return out;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor y = ctx->get_saved_variables()[0];
+    const at::Tensor dy = grads[0].to(at::kBFloat16).contiguous();
+    const int64_t rows = y.size(0), cols = y.size(1);
+    const int64_t blocks = (rows + kBiasGradRows - 1) / kBiasGradRows;
+    at::Tensor dx = at::empty_like(dy);
+    at::Tensor partial = at::zeros({std::max<int64_t>(blocks, 1), cols}, y.options().dtype(at::kFloat));
+    const auto scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
+    const cpu::Bf16* dyp = bf16_data(dy);
+    const cpu::Bf16* yp = bf16_data(y);
+    cpu::Bf16* dxp = bf16_data(dx);
+    float* pp = partial.data_ptr<float>();
+    at::parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t r0 = blk * kBiasGradRows;
+        cpu::bias_relu_dropout_backward(dyp, yp, dxp, pp + blk * cols, cols, scale, r0,
+                                        std::min(rows, r0 + kBiasGradRows));
+      }
+    });
+    at::Tensor dbias = at::zeros({cols}, partial.options());
+    float* db = dbias.data_ptr<float>();
+    for (int64_t blk = 0; blk < blocks; ++blk)
+      for (int64_t c = 0; c < cols; ++c) db[c] += pp[blk * cols + c];
+    return {dx, dbias.to(ctx->saved_data["bias_dtype"].toScalarType()), at::Tensor()};
   }
 };
 
@@ -157,6 +214,15 @@ at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
   if (p > 0 && bf16_cpu(x)) return ReluDropoutBf16Function::apply(x, p);
   if (!fused_cpu(x)) return p > 0 ? torch::dropout(torch::relu(x), p, true) : torch::relu(x);
   return ReluDropoutFunction::apply(x, p);
+}
+
+at::Tensor bias_relu_dropout(const at::Tensor& y, const at::Tensor& bias, double p, bool training) {
+  TORCH_CHECK(y.dim() == 2 && bias.dim() == 1 && bias.size(0) == y.size(1), "bias_relu_dropout: y ",
+              y.sizes(), " and bias ", bias.sizes(), " do not match");
+  TORCH_CHECK(p >= 0 && p < 1, "bias_relu_dropout: p must be in [0, 1) (got ", p, ")");
+  if (training && p > 0 && bf16_cpu(y) && bias.device().is_cpu() && bias.is_floating_point())
+    return BiasReluDropoutBf16Function::apply(y, bias, p);
+  return relu_dropout(y + bias.to(y.scalar_type()), p, training);
 }
 
 at::Tensor dropout_features(const at::Tensor& x, double p, bool training) {

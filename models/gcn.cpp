@@ -61,11 +61,22 @@ at::Tensor GCNConvImpl::forward(const CsrTensor& adj, const at::Tensor& x) {
   return forward_with(adj, x, order_for(adj.num_rows, adj.num_cols, adj.nnz(), x.requires_grad()));
 }
 
-at::Tensor GCNConvImpl::forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) {
+void GCNConvImpl::check_input(const CsrTensor& adj, const at::Tensor& x) const {
   TORCH_CHECK(x.dim() == 2 && x.size(1) == in_features_, "GCNConv: x must be [num_src x ", in_features_,
               "] (got ", x.sizes(), ")");
   TORCH_CHECK(x.size(0) == adj.num_cols, "GCNConv: x has ", x.size(0), " rows but the block has ",
               adj.num_cols, " src nodes");
+}
+
+at::Tensor GCNConvImpl::forward_without_bias(const CsrTensor& adj, const at::Tensor& x) {
+  check_input(adj, x);
+  if (order_for(adj.num_rows, adj.num_cols, adj.nnz(), x.requires_grad()) == AggregationOrder::kAggregateFirst)
+    return torch::mm(aggregate(adj, to_compute(x)), to_compute(weight));
+  return aggregate(adj, transform(x));
+}
+
+at::Tensor GCNConvImpl::forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) {
+  check_input(adj, x);
   if (order == AggregationOrder::kAggregateFirst) {
     const at::Tensor z = aggregate(adj, to_compute(x));
     const at::Tensor w = to_compute(weight);
@@ -130,12 +141,20 @@ at::Tensor GcnImpl::layer(int64_t l, const CsrTensor& adj, const at::Tensor& x) 
   TORCH_CHECK(l >= 0 && l < num_layers(), "Gcn: no layer ", l, " (the model has ", num_layers(), ")");
   at::Tensor h = x;
   if (l == 0) h = dropout_features(h, options_.input_dropout, is_training());
-  return activate(l, convs_[static_cast<size_t>(l)]->forward(adj, h));
+  GCNConv& c = convs_[static_cast<size_t>(l)];
+  // bf16 training fuses the bias into the activation (Note [Fused bias,
+  // ReLU and dropout]); fp32 keeps LibTorch's bias gradient, bit for bit.
+  if (hidden(l) && c->bias.defined() && options_.precision == Precision::kBf16 && is_training())
+    return bias_relu_dropout(c->forward_without_bias(adj, h), c->bias, options_.dropout, true);
+  return activate(l, c->forward(adj, h));
+}
+
+bool GcnImpl::hidden(int64_t l) const {
+  return l + 1 < num_layers() || options_.linear_head;
 }
 
 at::Tensor GcnImpl::activate(int64_t l, const at::Tensor& h) {
-  const bool hidden = l + 1 < num_layers() || options_.linear_head;
-  return hidden ? relu_dropout(h, options_.dropout, is_training()) : h;
+  return hidden(l) ? relu_dropout(h, options_.dropout, is_training()) : h;
 }
 
 at::Tensor GcnImpl::head(const at::Tensor& h) {

@@ -69,6 +69,9 @@ class GCNConvImpl : public torch::nn::Module {
   at::Tensor forward(const CsrTensor& adj, const at::Tensor& x);
   // With a fixed order (tests compare the two).
   at::Tensor forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order);
+  // forward() without the bias (the model adds it fused with the activation:
+  // Note [Fused bias, ReLU and dropout] in models/dropout.h).
+  at::Tensor forward_without_bias(const CsrTensor& adj, const at::Tensor& x);
   // The order forward() takes for a block of this shape in the current mode.
   AggregationOrder order_for(int64_t num_dst, int64_t num_src, int64_t nnz, bool input_requires_grad) const;
   void reset_parameters();
@@ -95,6 +98,8 @@ class GCNConvImpl : public torch::nn::Module {
   at::Tensor bias;    // [out], undefined without bias
 
  private:
+  void check_input(const CsrTensor& adj, const at::Tensor& x) const;
+
   int64_t in_features_;
   int64_t out_features_;
   SpmmBackward spmm_backward_ = SpmmBackward::kTransposedCsr;
@@ -153,6 +158,10 @@ class GcnImpl : public GnnModel {
   void set_spmm_backward(SpmmBackward mode);
 
  private:
+  // Whether layer l is followed by ReLU and dropout (every layer but the
+  // output layer, which with a head is a hidden layer too).
+  bool hidden(int64_t l) const;
+
   GcnOptions options_;
   std::vector<GCNConv> convs_;
   torch::nn::Linear head_{nullptr};

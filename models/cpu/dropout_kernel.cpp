@@ -60,7 +60,45 @@ DGCN_SIMD_CLONES void relu_dropout_backward_loop_bf16(const Bf16* __restrict dy,
     dx[i] = to_bf16(to_float(y[i]) > 0.0f ? to_float(dy[i]) * scale : 0.0f);
 }
 
+DGCN_SIMD_CLONES void bias_relu_dropout_row_bf16(const Bf16* __restrict x, const float* __restrict bias,
+                                                 Bf16* __restrict y, uint32_t first, int64_t cols, uint32_t k0,
+                                                 uint32_t k1, uint32_t threshold, float scale) {
+  for (int64_t c = 0; c < cols; ++c) {
+    const bool keep = hash32(first + static_cast<uint32_t>(c), k0, k1) >= threshold;
+    const float t = to_float(to_bf16(to_float(x[c]) + bias[c]));  // the bf16 add's rounding
+    const float v = t > 0.0f ? t * scale : 0.0f;
+    y[c] = to_bf16(keep ? v : 0.0f);
+  }
+}
+
+DGCN_SIMD_CLONES void bias_relu_dropout_backward_row_bf16(const Bf16* __restrict dy, const Bf16* __restrict y,
+                                                          Bf16* __restrict dx, float* __restrict bias_grad,
+                                                          int64_t cols, float scale) {
+  for (int64_t c = 0; c < cols; ++c) {
+    const Bf16 d = to_bf16(to_float(y[c]) > 0.0f ? to_float(dy[c]) * scale : 0.0f);
+    dx[c] = d;
+    bias_grad[c] += to_float(d);
+  }
+}
+
 }  // namespace
+
+void bias_relu_dropout_forward(const Bf16* x, const float* bias, Bf16* y, int64_t cols, uint64_t key,
+                               uint32_t threshold, float scale, int64_t row_begin, int64_t row_end) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t first = r * cols;
+    bias_relu_dropout_row_bf16(x + first, bias, y + first, static_cast<uint32_t>(first), cols,
+                               static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale);
+  }
+}
+
+void bias_relu_dropout_backward(const Bf16* dy, const Bf16* y, Bf16* dx, float* bias_grad, int64_t cols,
+                                float scale, int64_t row_begin, int64_t row_end) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t first = r * cols;
+    bias_relu_dropout_backward_row_bf16(dy + first, y + first, dx + first, bias_grad, cols, scale);
+  }
+}
 
 void relu_dropout_forward(const Bf16* x, Bf16* y, uint64_t key, uint32_t threshold, float scale,
                           int64_t begin, int64_t end) {

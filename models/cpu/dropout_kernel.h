@@ -44,4 +44,16 @@ void relu_dropout_forward(const Bf16* x, Bf16* y, uint64_t key, uint32_t thresho
                           int64_t begin, int64_t end);
 void relu_dropout_backward(const Bf16* dy, const Bf16* y, Bf16* dx, float scale, int64_t begin, int64_t end);
 
+// The bias add fused in (Note [Fused bias, ReLU and dropout]), on rows
+// [row_begin, row_end) of a row-major [rows x cols] bf16 activation:
+// forward, y = relu_dropout(round(x + bias[col])) with bias holding
+// bf16-representable floats, the same bits as a bf16 add followed by the
+// call above (element i = row * cols + col keeps the same mask); backward,
+// dx as above, and bias_grad[col] += dx[row, col] (widened, summed in fp32,
+// row after row).
+void bias_relu_dropout_forward(const Bf16* x, const float* bias, Bf16* y, int64_t cols, uint64_t key,
+                               uint32_t threshold, float scale, int64_t row_begin, int64_t row_end);
+void bias_relu_dropout_backward(const Bf16* dy, const Bf16* y, Bf16* dx, float* bias_grad, int64_t cols,
+                                float scale, int64_t row_begin, int64_t row_end);
+
 }  // namespace dgcn::cpu

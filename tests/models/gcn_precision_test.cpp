@@ -1,6 +1,7 @@
 // Note [Mixed precision] (models/gcn.h): a bf16 GCN computes in bfloat16,
 // keeps fp32 parameters and hands fp32 gradients back, and stays close to
 // the fp32 model; fp32 takes no cast at all.
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -110,6 +111,46 @@ TEST(MixedPrecision, Bf16ReluDropoutIsTheFp32KernelRounded) {
   EXPECT_TRUE(torch::equal(a.grad(), b.grad().to(torch::kBFloat16)));
   const double kept = (ya != 0).sum().item<double>() / static_cast<double>(x.numel());
   EXPECT_NEAR(kept, 0.7 * 0.5, 0.03) << "ReLU passes half, dropout keeps 70% of those";
+}
+
+// Note [Fused bias, ReLU and dropout]: the fused op gives the unfused ops'
+// output and activation gradient bit for bit, the bias gradient as the fp32
+// sum of that gradient, and the same bits for 1 and 2 threads.
+TEST(MixedPrecision, FusedBiasReluDropoutEqualsTheUnfusedOps) {
+  torch::manual_seed(3);
+  // 700 rows: three blocks of the bias gradient; 130 columns: vector tails.
+  const at::Tensor y = torch::randn({700, 130}).to(torch::kBFloat16);
+  const at::Tensor bias = torch::randn({130});
+  const at::Tensor dy = torch::randn({700, 130}).to(torch::kBFloat16);
+  struct Run {
+    at::Tensor out, dx, dbias;
+  };
+  auto run = [&](bool fused, int threads) {
+    const int saved = at::get_num_threads();
+    at::set_num_threads(threads);
+    at::Tensor a = y.clone().requires_grad_(true);
+    at::Tensor b = bias.clone().requires_grad_(true);
+    torch::manual_seed(5);
+    at::Tensor out = fused ? bias_relu_dropout(a, b, 0.3, /*training=*/true)
+                           : relu_dropout(a + b.to(torch::kBFloat16), 0.3, /*training=*/true);
+    out.backward(dy);
+    at::set_num_threads(saved);
+    return Run{out, a.grad(), b.grad()};
+  };
+  const Run fused = run(true, 2), unfused = run(false, 2), one_thread = run(true, 1);
+  EXPECT_EQ(fused.out.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(fused.out, unfused.out));
+  EXPECT_TRUE(torch::equal(fused.dx, unfused.dx));
+  ASSERT_EQ(fused.dbias.scalar_type(), torch::kFloat);
+  const at::Tensor exact = fused.dx.to(torch::kDouble).sum(0);
+  EXPECT_TRUE(torch::allclose(fused.dbias.to(torch::kDouble), exact, 1e-5, 1e-5));
+  // The unfused gradient was summed into bf16: equal up to its rounding.
+  EXPECT_TRUE(torch::allclose(unfused.dbias.to(torch::kDouble), exact, 1e-2, 1e-2));
+  EXPECT_TRUE(torch::equal(fused.out, one_thread.out));
+  EXPECT_TRUE(torch::equal(fused.dx, one_thread.dx));
+  EXPECT_TRUE(torch::equal(fused.dbias, one_thread.dbias));
+  // Not training: ReLU of the biased input, no dropout.
+  EXPECT_TRUE(torch::equal(bias_relu_dropout(y, bias, 0.3, false), torch::relu(y + bias.to(torch::kBFloat16))));
 }
 
 }  // namespace
