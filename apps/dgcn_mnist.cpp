@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "apps/cli/cli.h"
+#include "apps/cli/omp_waits.h"
 #include "apps/cli/torch_cli.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -18,6 +19,10 @@
 #include "train/mnist.h"
 
 int main(int argc, char** argv) {
+  // The same weights for any thread count, as dgcn-train's (Note [Results
+  // independent of the thread count] in apps/cli/omp_waits.h): the ranks of
+  // one launcher get 1 thread each on 2 cores, those of two launchers 2.
+  dgcn::cli::reexec_with_training_environment(argv);
   using namespace dgcn;
   spdlog::set_default_logger(spdlog::stderr_color_mt("dgcn"));
 

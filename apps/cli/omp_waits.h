@@ -1,4 +1,4 @@
-// How a training binary (dgcn-train, dgcn-predict) sets up its math
+// How a training binary (dgcn-train, dgcn-predict, dgcn-mnist) sets up its math
 // libraries before anything else runs; a main's act, so it lives beside the
 // mains, not in the library (a Python user keeps their own environment): environment variables that
 // LibTorch's OpenMP and MKL read when they are loaded, before main, so the process sets them and re-executes
@@ -20,6 +20,11 @@
 // at no measurable cost on the products preset (40 batches, 5 runs
 // alternating: median 11.57 s vs 11.97 s without). Our own CPU kernels
 // give each output row to one thread and so never depended on it.
+// Without it, MKL's reproducibility mode is off (MKL_VERBOSE: CNR:OFF). On
+// an AMD EPYC (AVX2) dgcn-mnist, which did not re-execute, gave other
+// weights with 1 and 2 threads (1 epoch: a423417a.. vs 576026bc..), so two
+// launchers of one rank each (2 threads a rank on 2 cores) disagreed with
+// one launcher of two ranks (1 thread each); with it, both give a423417a.
 #pragma once
 
 namespace dgcn::cli {
