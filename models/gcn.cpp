@@ -70,7 +70,8 @@ void GCNConvImpl::check_input(const CsrTensor& adj, const at::Tensor& x) const {
 
 at::Tensor GCNConvImpl::forward_without_bias(const CsrTensor& adj, const at::Tensor& x) {
   check_input(adj, x);
-  if (order_for(adj.num_rows, adj.num_cols, adj.nnz(), x.requires_grad()) == AggregationOrder::kAggregateFirst)
+  if (order_for(adj.num_rows, adj.num_cols, adj.nnz(), x.requires_grad()) ==
+      AggregationOrder::kAggregateFirst)
     return torch::mm(aggregate(adj, to_compute(x)), to_compute(weight));
   return aggregate(adj, transform(x));
 }

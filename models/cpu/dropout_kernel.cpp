@@ -61,8 +61,8 @@ DGCN_SIMD_CLONES void relu_dropout_backward_loop_bf16(const Bf16* __restrict dy,
 }
 
 DGCN_SIMD_CLONES void bias_relu_dropout_row_bf16(const Bf16* __restrict x, const float* __restrict bias,
-                                                 Bf16* __restrict y, uint32_t first, int64_t cols, uint32_t k0,
-                                                 uint32_t k1, uint32_t threshold, float scale) {
+                                                 Bf16* __restrict y, uint32_t first, int64_t cols,
+                                                 uint32_t k0, uint32_t k1, uint32_t threshold, float scale) {
   for (int64_t c = 0; c < cols; ++c) {
     const bool keep = hash32(first + static_cast<uint32_t>(c), k0, k1) >= threshold;
     const float t = to_float(to_bf16(to_float(x[c]) + bias[c]));  // the bf16 add's rounding
@@ -88,7 +88,8 @@ void bias_relu_dropout_forward(const Bf16* x, const float* bias, Bf16* y, int64_
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int64_t first = r * cols;
     bias_relu_dropout_row_bf16(x + first, bias, y + first, static_cast<uint32_t>(first), cols,
-                               static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold, scale);
+                               static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), threshold,
+                               scale);
   }
 }
 

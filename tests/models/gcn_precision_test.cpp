@@ -150,7 +150,8 @@ TEST(MixedPrecision, FusedBiasReluDropoutEqualsTheUnfusedOps) {
   EXPECT_TRUE(torch::equal(fused.dx, one_thread.dx));
   EXPECT_TRUE(torch::equal(fused.dbias, one_thread.dbias));
   // Not training: ReLU of the biased input, no dropout.
-  EXPECT_TRUE(torch::equal(bias_relu_dropout(y, bias, 0.3, false), torch::relu(y + bias.to(torch::kBFloat16))));
+  EXPECT_TRUE(
+      torch::equal(bias_relu_dropout(y, bias, 0.3, false), torch::relu(y + bias.to(torch::kBFloat16))));
 }
 
 }  // namespace
