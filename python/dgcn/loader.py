@@ -213,7 +213,7 @@ class NeighborLoader:
         self._graph_attrs = {}
         self._edge_attrs = {}  # name: (tensor, PyG's dimension of edges)
         # A store's train/val/test masks as bits of one byte per node: one
-        # gather per batch instead of three.
+        # read per node instead of three.
         self._split_bits = None
         self._y32 = None  # a store's labels as int32 (below)
         if self.partition is not None:
@@ -225,9 +225,9 @@ class NeighborLoader:
         elif isinstance(data, Store):
             self.store = data
             self._y = _labels(data)
-            # Class ids (or -1) gathered from an int32 copy, half the bytes
-            # the batch's random reads touch (a products batch: ~2 instead
-            # of ~3 ms); batch.y stays int64, as PyG's.
+            # Class ids (or -1) as int32, half the bytes the batch's random
+            # reads touch; the C++ loader gathers batch.y (int64, as PyG's)
+            # and the split masks from them (_new_loader).
             if self._y is not None and self._y.dtype == torch.int64 and (
                     self._y.numel() == 0 or int(self._y.abs().max()) < 2**31):
                 self._y32 = self._y.int()
@@ -312,10 +312,15 @@ class NeighborLoader:
             return _C.Loader(self.partition, self.num_neighbors,
                              replace=self._replace, queue_depth=self._prefetch,
                              gather_features=self._gather)
-        return _C.Loader(self.store, self.num_neighbors, replace=self._replace,
-                         num_workers=max(self.num_workers, 1),
-                         queue_depth=self._prefetch,
-                         gather_features=self._gather)
+        cpp = _C.Loader(self.store, self.num_neighbors, replace=self._replace,
+                        num_workers=max(self.num_workers, 1),
+                        queue_depth=self._prefetch,
+                        gather_features=self._gather)
+        if self._y32 is not None and self._split_bits is not None:
+            # y and the split masks of every batch gathered on the C++ side,
+            # in the loop that gathers the degrees.
+            cpp.set_node_labels(self._y32, self._split_bits)
+        return cpp
 
     def _seeds(self, input_nodes) -> torch.Tensor:
         n = (self.store.num_nodes if self.partition is None else
@@ -435,7 +440,8 @@ class _Iterator:
             self._finish()
             raise StopIteration
         loader = self.loader
-        n_id, ei, colptr, x, deg, batch_size, nodes, edges, seed_y = out
+        (n_id, ei, colptr, x, deg, batch_size, nodes, edges, seed_y, y,
+         split_masks) = out
         edge_index = _block_edge_index(ei, colptr, n_id.numel())
         if x is None and loader._x is not None:
             x = loader._x[n_id]
@@ -448,14 +454,17 @@ class _Iterator:
             n_id._dgcn_ids_below = (loader.store.num_nodes
                                     if loader.partition is None else
                                     loader.partition.num_nodes, n_id._version)
-        if loader._y32 is not None:
-            batch.y = loader._y32.index_select(0, n_id).long()
+        if y is not None:
+            batch.y = y
         elif loader._y is not None:
             batch.y = loader._y.index_select(0, n_id.to(loader._y.device))
         elif seed_y is not None:  # a partition's: the seeds' labels, -1 after
             batch.y = torch.full((n_id.numel(), ), -1, dtype=torch.long)
             batch.y[:batch_size] = seed_y
-        if loader._split_bits is not None:
+        if split_masks is not None:
+            for bit, key in enumerate(_SPLIT_MASKS):
+                batch[key] = split_masks[bit]
+        elif loader._split_bits is not None:
             bits = loader._split_bits.index_select(0, n_id)
             for bit, key in enumerate(_SPLIT_MASKS):
                 batch[key] = (bits & (1 << bit)) != 0

@@ -49,15 +49,17 @@ EpochPlan make_plan(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int r
 }
 
 using PyBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
-                           std::vector<int64_t>, std::vector<int64_t>, std::optional<at::Tensor>>;
+                           std::vector<int64_t>, std::vector<int64_t>, std::optional<at::Tensor>,
+                           std::optional<at::Tensor>, std::optional<at::Tensor>>;
 
 // The loader of sampling/loader.h over a Store or a Partition, whose batches
 // come out as tensors: (n_id, edge_index, colptr, x, deg, batch_size,
-// num_sampled_nodes, num_sampled_edges, seed_labels) with PyG's conventions
+// num_sampled_nodes, num_sampled_edges, seed_labels, y, split_masks) with PyG's conventions
 // (colptr [num + 1]: the block's own indptr, edge_index's CSC pointer, so
 // that the layers need not sort the edges again)
 // (python/dgcn/loader.py); seed_labels (int32, the seeds' classes) only from
-// a partition, whose part holds no other node's label.
+// a partition, whose part holds no other node's label; y (int64 [num]) and
+// split_masks (bool [3, num]: train, val, test) only after set_node_labels.
 class Loader {
  public:
   Loader(const Store& store, std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
@@ -111,10 +113,28 @@ class Loader {
     return num_batches;
   }
 
+  // Every batch also carries y[n_id] and the split masks of n_id, read from
+  // `labels` (int32, a class or -1 a node) and `split_bits` (uint8, bit k:
+  // in split k) in the pass that gathers the degrees: one loop on the
+  // loader's side instead of five tensor ops per batch in Python.
+  void set_node_labels(const at::Tensor& labels, const at::Tensor& split_bits) {
+    TORCH_CHECK_VALUE(labels.device().is_cpu() && labels.scalar_type() == at::kInt && labels.dim() == 1 &&
+                          labels.numel() == num_nodes_,
+                      "Loader.set_node_labels: labels must be a CPU int32 tensor [", num_nodes_, "] (got ",
+                      labels.scalar_type(), " ", labels.sizes(), ")");
+    TORCH_CHECK_VALUE(split_bits.device().is_cpu() && split_bits.scalar_type() == at::kByte &&
+                          split_bits.dim() == 1 && split_bits.numel() == num_nodes_,
+                      "Loader.set_node_labels: split_bits must be a CPU uint8 tensor [", num_nodes_,
+                      "] (got ", split_bits.scalar_type(), " ", split_bits.sizes(), ")");
+    TORCH_CHECK_VALUE(!producer_, "Loader.set_node_labels: a partition's loader has its seeds' labels only");
+    labels_ = labels.contiguous();
+    split_bits_ = split_bits.contiguous();
+  }
+
   std::optional<PyBatch> next() {
     std::optional<LoadedBatch> batch;
     at::Tensor n_id, edge_index, colptr, deg;
-    std::optional<at::Tensor> x, seed_labels;
+    std::optional<at::Tensor> x, seed_labels, y, split_masks;
     int64_t num_seeds = 0;
     std::vector<int64_t> nodes, edges;
     {
@@ -126,9 +146,12 @@ class Loader {
       const Block& block = s.blocks.front();
       const int64_t m = block.num_edges();
       // n_id [num] int64 | edge_index [2, m] int64 | colptr [num + 1] int64 |
-      // deg [num] int32, in one pooled buffer (fresh memory costs a page
-      // fault per 4 KiB: sampling/batch_memory.h), viewed as 8-byte words.
-      const int64_t words = num + 2 * m + (num + 1) + (num + 1) / 2;
+      // deg [num] int32 | y [num] int64 | split masks [3, num] bool, in one
+      // pooled buffer (fresh memory costs a page fault per 4 KiB:
+      // sampling/batch_memory.h), viewed as 8-byte words.
+      const bool with_labels = labels_.defined();
+      const int64_t words =
+          num + 2 * m + (num + 1) + (num + 1) / 2 + (with_labels ? num + (3 * num + 7) / 8 : 0);
       const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
       auto* base = reinterpret_cast<int64_t*>(memory.features.data());
       std::copy(s.n_id.begin(), s.n_id.end(), base);
@@ -141,8 +164,21 @@ class Loader {
       block_to_edge_index(block, num, {src, static_cast<size_t>(m)}, {dst, static_cast<size_t>(m)},
                           {ptr, static_cast<size_t>(num + 1)});
       auto* degree = reinterpret_cast<int32_t*>(ptr + num + 1);
+      int64_t* labels = ptr + num + 1 + (num + 1) / 2;
+      auto* masks = reinterpret_cast<bool*>(labels + num);
       if (!s.degrees.empty()) {  // a partition's: fetched from the owners
         std::copy(s.degrees.begin(), s.degrees.end(), degree);
+      } else if (with_labels) {
+        const auto degrees = store_->degrees();
+        const int32_t* class_of = labels_.data_ptr<int32_t>();
+        const uint8_t* bits_of = split_bits_.data_ptr<uint8_t>();
+        for (int64_t i = 0; i < num; ++i) {
+          const int64_t v = s.n_id[i];
+          degree[i] = degrees[v];
+          labels[i] = class_of[v];
+          const uint8_t bits = bits_of[v];
+          for (int k = 0; k < 3; ++k) masks[k * num + i] = ((bits >> k) & 1) != 0;
+        }
       } else {
         const auto degrees = store_->degrees();
         for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
@@ -151,6 +187,10 @@ class Loader {
       edge_index = leased(src, {2, m}, at::kLong, memory.lease);
       colptr = leased(ptr, {num + 1}, at::kLong, memory.lease);
       deg = leased(degree, {num}, at::kInt, memory.lease);
+      if (with_labels) {
+        y = leased(labels, {num}, at::kLong, memory.lease);
+        split_masks = leased(masks, {3, num}, at::kBool, memory.lease);
+      }
       if (gather_features_) {
         x = leased(batch->features.data(), {num, store_->num_features}, at::kFloat, batch->lease);
       }
@@ -164,8 +204,8 @@ class Loader {
       batch->lease.reset();
       loader_->recycle(std::move(*batch));
     }
-    return PyBatch{n_id,      edge_index,       colptr,           x,          deg,
-                   num_seeds, std::move(nodes), std::move(edges), seed_labels};
+    return PyBatch{n_id,        edge_index, colptr,     x, deg, num_seeds, std::move(nodes), std::move(edges),
+                   seed_labels, y,          split_masks};
   }
 
   py::dict stats() const {
@@ -209,6 +249,7 @@ class Loader {
   // drops a batch's tensors.
   std::shared_ptr<BatchMemoryPool> pool_;
   bool gather_features_ = false;
+  at::Tensor labels_, split_bits_;  // set_node_labels's, or undefined
 };
 
 void bind_loader(py::module_& m) {
@@ -239,6 +280,7 @@ void bind_loader(py::module_& m) {
       .def("start_epoch", &Loader::start_epoch, py::arg("nodes"), py::arg("seed"), py::arg("epoch"),
            py::arg("rank"), py::arg("world_size"), py::arg("batch_size"), py::arg("shuffle") = true,
            py::arg("drop_last") = false)
+      .def("set_node_labels", &Loader::set_node_labels, py::arg("labels"), py::arg("split_bits"))
       .def("next", &Loader::next)
       .def("stats", &Loader::stats);
 }

@@ -89,7 +89,10 @@ def test_store_batches_carry_masks(cora_store):
     data = cora_store.to_pyg()
     batch = next(iter(NeighborLoader(cora_store, [3], batch_size=64)))
     for key in ('train_mask', 'val_mask', 'test_mask'):
+        assert batch[key].dtype == torch.bool
         assert torch.equal(batch[key], data[key][batch.n_id])
+    assert batch.y.dtype == torch.long
+    assert torch.equal(batch.y, data.y[batch.n_id])
     assert torch.equal(batch.input_id, torch.arange(64))
 
 
