@@ -29,13 +29,17 @@ than every earlier one) is ``test_acc``; ``test_acc_final`` is the last
 epoch's. ``--engine python`` trains ``dgcn.nn``'s layers; ``dgcn-train``
 runs the same setups through ``build/bin/dgcn-train`` (``--num-neighbors
 -1,-1``, one batch holding every training node) on a store ``dgcn-prep npz``
-writes with the same split (the content digests are compared); ``both``
-runs both. Prints one JSON object on stdout: per engine, dataset and model
+writes with the same split (the content digests are compared); ``pyg``
+trains PyG's own ``GATConv``/``GCNConv``/``SAGEConv`` in the same model, on
+the same data and split: the oracle, which tells a split harder than
+Planetoid's from a layer that differs; ``both`` runs python and
+dgcn-train, ``all`` the three. Prints one JSON object on stdout: per engine, dataset and model
 the per-seed accuracies, their mean and sample standard deviation, and
 seconds (training plus evaluation, per seed).
 
     python bench/planetoid_accuracy.py                       # python engine
     python bench/planetoid_accuracy.py --engine both --threads 2
+    python bench/planetoid_accuracy.py --engine all --datasets citeseer --models gat,gcn
 """
 import argparse
 import contextlib
@@ -50,6 +54,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+import torch_geometric.nn as pyg_nn
 
 import dgcn
 import dgcn.data
@@ -81,22 +86,22 @@ def recipe(model):
 class Net(torch.nn.Module):
     """Dropout, layer 1, ELU (GAT) or ReLU, dropout, layer 2."""
 
-    def __init__(self, r, in_channels, classes):
+    def __init__(self, r, in_channels, classes, layers):
         super().__init__()
         self.r = r
         h, heads, kind = r['hidden'], r['heads'], r['kind']
         if kind == 'gat':
-            self.conv1 = dgcn.nn.GATConv(in_channels, h, heads=heads,
-                                         dropout=r['attention_dropout'])
-            self.conv2 = dgcn.nn.GATConv(h * heads, classes, heads=1,
-                                         concat=False,
-                                         dropout=r['attention_dropout'])
+            self.conv1 = layers.GATConv(in_channels, h, heads=heads,
+                                        dropout=r['attention_dropout'])
+            self.conv2 = layers.GATConv(h * heads, classes, heads=1,
+                                        concat=False,
+                                        dropout=r['attention_dropout'])
         elif kind == 'gcn':
-            self.conv1 = dgcn.nn.GCNConv(in_channels, h, cached=True)
-            self.conv2 = dgcn.nn.GCNConv(h, classes, cached=True)
+            self.conv1 = layers.GCNConv(in_channels, h, cached=True)
+            self.conv2 = layers.GCNConv(h, classes, cached=True)
         else:
-            self.conv1 = dgcn.nn.SAGEConv(in_channels, h)
-            self.conv2 = dgcn.nn.SAGEConv(h, classes)
+            self.conv1 = layers.SAGEConv(in_channels, h)
+            self.conv2 = layers.SAGEConv(h, classes)
 
     def forward(self, x, edge_index):
         p = self.r['dropout']
@@ -132,10 +137,10 @@ def load(path, split, split_seed):
     return store, data
 
 
-def train_python(data, classes, model, seed, epochs):
+def train_python(data, classes, model, seed, epochs, layers):
     r = recipe(model)
     torch.manual_seed(seed)
-    net = Net(r, data.num_features, classes)
+    net = Net(r, data.num_features, classes, layers)
     wd = r['weight_decay']
     if r['first_layer_only']:
         groups = [dict(params=net.conv1.parameters(), weight_decay=wd),
@@ -231,9 +236,12 @@ def main():
                    help="dgcn-prep npz's --seed")
     p.add_argument('--threads', type=int, default=1,
                    help='torch threads (python) and dgcn-train --threads')
-    p.add_argument('--engine', choices=('python', 'dgcn-train', 'both'),
+    p.add_argument('--engine', choices=('python', 'pyg', 'dgcn-train',
+                                        'both', 'all'),
                    default='python',
-                   help='dgcn.nn layers, dgcn-train, or both')
+                   help="dgcn.nn layers, PyG's own layers (the oracle: "
+                        "same data, split and recipe), dgcn-train, both "
+                        "(python and dgcn-train) or all three")
     p.add_argument('--bin-dir', default=os.path.join(REPO, 'build', 'bin'),
                    help='where dgcn-train and dgcn-prep are')
     args = p.parse_args()
@@ -247,8 +255,9 @@ def main():
             p.error(f"--models: unknown model '{m}' (gat, gcn, sage)")
         models += [f'sage-{h}' for h in args.sage_hidden] if m == 'sage' \
             else [m]
-    engines = ['python', 'dgcn-train'] if args.engine == 'both' \
-        else [args.engine]
+    engines = {'both': ['python', 'dgcn-train'],
+               'all': ['python', 'pyg', 'dgcn-train']}.get(args.engine,
+                                                          [args.engine])
     files = {d: os.path.join(args.datasets_dir, f'{d}.npz')
              for d in args.datasets}
     for d, f in files.items():
@@ -287,9 +296,10 @@ def main():
                     runs, seconds = [], []
                     for s in args.seeds:
                         t = time.perf_counter()
-                        if e == 'python':
-                            runs.append(train_python(data, classes, m, s,
-                                                     args.epochs))
+                        if e in ('python', 'pyg'):
+                            runs.append(train_python(
+                                data, classes, m, s, args.epochs,
+                                dgcn.nn if e == 'python' else pyg_nn))
                         else:
                             sel, fin, cli_digest = train_cli(
                                 binaries['dgcn-train'], store_path, m, s,
