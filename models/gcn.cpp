@@ -68,22 +68,23 @@ void GCNConvImpl::check_input(const CsrTensor& adj, const at::Tensor& x) const {
               adj.num_cols, " src nodes");
 }
 
-at::Tensor GCNConvImpl::forward_without_bias(const CsrTensor& adj, const at::Tensor& x) {
-  check_input(adj, x);
-  if (order_for(adj.num_rows, adj.num_cols, adj.nnz(), x.requires_grad()) ==
-      AggregationOrder::kAggregateFirst)
+at::Tensor GCNConvImpl::product(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) const {
+  if (order == AggregationOrder::kAggregateFirst)
     return torch::mm(aggregate(adj, to_compute(x)), to_compute(weight));
   return aggregate(adj, transform(x));
 }
 
+at::Tensor GCNConvImpl::forward_without_bias(const CsrTensor& adj, const at::Tensor& x) {
+  check_input(adj, x);
+  return product(adj, x, order_for(adj.num_rows, adj.num_cols, adj.nnz(), x.requires_grad()));
+}
+
 at::Tensor GCNConvImpl::forward_with(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) {
   check_input(adj, x);
-  if (order == AggregationOrder::kAggregateFirst) {
-    const at::Tensor z = aggregate(adj, to_compute(x));
-    const at::Tensor w = to_compute(weight);
-    return bias.defined() ? torch::addmm(to_compute(bias), z, w) : torch::mm(z, w);
+  if (order == AggregationOrder::kAggregateFirst && bias.defined()) {  // the bias inside the GEMM
+    return torch::addmm(to_compute(bias), aggregate(adj, to_compute(x)), to_compute(weight));
   }
-  return add_bias(aggregate(adj, transform(x)));
+  return add_bias(product(adj, x, order));
 }
 
 at::ScalarType GCNConvImpl::compute_dtype() const {

@@ -99,6 +99,8 @@ class GCNConvImpl : public torch::nn::Module {
 
  private:
   void check_input(const CsrTensor& adj, const at::Tensor& x) const;
+  // Â · x · W in the given order, without the bias.
+  at::Tensor product(const CsrTensor& adj, const at::Tensor& x, AggregationOrder order) const;
 
   int64_t in_features_;
   int64_t out_features_;

@@ -115,8 +115,8 @@ class Loader {
 
   // Every batch also carries y[n_id] and the split masks of n_id, read from
   // `labels` (int32, a class or -1 a node) and `split_bits` (uint8, bit k:
-  // in split k) in the pass that gathers the degrees: one loop on the
-  // loader's side instead of five tensor ops per batch in Python.
+  // in split k) into the batch's pooled buffer: one loop on the loader's
+  // side instead of five tensor ops per batch in Python.
   void set_node_labels(const at::Tensor& labels, const at::Tensor& split_bits) {
     TORCH_CHECK_VALUE(labels.device().is_cpu() && labels.scalar_type() == at::kInt && labels.dim() == 1 &&
                           labels.numel() == num_nodes_,
@@ -168,20 +168,18 @@ class Loader {
       auto* masks = reinterpret_cast<bool*>(labels + num);
       if (!s.degrees.empty()) {  // a partition's: fetched from the owners
         std::copy(s.degrees.begin(), s.degrees.end(), degree);
-      } else if (with_labels) {
+      } else {
         const auto degrees = store_->degrees();
+        for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
+      }
+      if (with_labels) {  // never a partition's (set_node_labels)
         const int32_t* class_of = labels_.data_ptr<int32_t>();
         const uint8_t* bits_of = split_bits_.data_ptr<uint8_t>();
         for (int64_t i = 0; i < num; ++i) {
           const int64_t v = s.n_id[i];
-          degree[i] = degrees[v];
           labels[i] = class_of[v];
-          const uint8_t bits = bits_of[v];
-          for (int k = 0; k < 3; ++k) masks[k * num + i] = ((bits >> k) & 1) != 0;
+          for (int k = 0; k < 3; ++k) masks[k * num + i] = ((bits_of[v] >> k) & 1) != 0;
         }
-      } else {
-        const auto degrees = store_->degrees();
-        for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
       }
       n_id = leased(base, {num}, at::kLong, memory.lease);
       edge_index = leased(src, {2, m}, at::kLong, memory.lease);
