@@ -2,15 +2,22 @@
 
 Both train the same GCN (3 layers, ``--hidden``, Adam, dropout 0.5) on the
 same store with the same fanouts, batch size per rank, ranks, torch threads
-and sampler workers, for one epoch (or its first ``--batches`` batches), no
-evaluation; each reports its training seconds. Two pairings, run alternately
-``--repeats`` times (a shared machine's noise hits both alike), medians:
+and sampler workers, for ``--epochs`` epochs (or their first ``--batches``
+batches each), no evaluation; each reports its training seconds per epoch.
+Two pairings, ``--repeats`` times each, medians:
 
 - ``read_store``: dgcn-train as it runs by default (the first layer reads the
   feature rows from the store) against the example with ``--read-store``
   (``NeighborLoader(gather_features=False)``, ``GCNConv(..., n_id=...)``);
 - ``gathered``: ``dgcn-train --gather-in-loader`` against the example as a
   PyG user writes it (every batch carries ``x``).
+
+The first epoch and the later ones are reported apart: a process's first
+batches pay its warm-up, mostly the first touch of the memory it will reuse
+from then on, whose cost depends on the machine (on a sandboxed VM a fresh
+page can cost 40 us, 100 times a bare machine's, and memory another process
+freed a moment ago is cheap again). For the same reason the two sides take
+turns at running first, repeat by repeat.
 
 A third, ``pyg``, where PyG's own ``NeighborLoader`` can run (it needs
 pyg-lib or torch-sparse; the JSON says which this environment has): PyG's
@@ -28,6 +35,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 
 def run_json(cmd, env):
@@ -42,17 +50,24 @@ def run_json(cmd, env):
     return json.JSONDecoder().raw_decode(lines[0])[0]
 
 
-def dgcn_train(args, gather):
-    cmd = [os.path.join(args.bin, 'dgcn-train'), '--data', args.data,
-           '--nproc-per-node', str(args.ranks), '--epochs', '1',
-           '--max-batches', str(args.batches), '--eval', 'none',
-           '--num-neighbors', args.num_neighbors,
-           '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
-           '--threads', str(args.threads), '--workers', str(args.workers),
-           '--seed', str(args.seed)] + model_flags(args)
-    if gather:
-        cmd.append('--gather-in-loader')
-    return run_json(cmd, os.environ)['train_s']
+def dgcn_train(args, gather, epochs):
+    """dgcn-train's training seconds of each epoch (its --metrics-out)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = os.path.join(tmp, 'metrics.jsonl')
+        cmd = [os.path.join(args.bin, 'dgcn-train'), '--data', args.data,
+               '--nproc-per-node', str(args.ranks), '--epochs', str(epochs),
+               '--max-batches', str(args.batches), '--eval', 'none',
+               '--num-neighbors', args.num_neighbors,
+               '--batch-size', str(args.batch_size),
+               '--hidden', str(args.hidden), '--threads', str(args.threads),
+               '--workers', str(args.workers), '--seed', str(args.seed),
+               '--metrics-out', metrics] + model_flags(args)
+        if gather:
+            cmd.append('--gather-in-loader')
+        run_json(cmd, os.environ)
+        with open(metrics) as f:
+            lines = [json.loads(line) for line in f]
+    return [line['epoch_s'] for line in lines if 'epoch_s' in line]
 
 
 def launch(args, script_args, env):
@@ -84,7 +99,7 @@ def launch(args, script_args, env):
 
 def python_example(args, gather):
     cmd = [os.path.join(args.source, 'examples', 'gcn_ddp.py'),
-           '--data', args.data, '--epochs', '1',
+           '--data', args.data, '--epochs', str(args.epochs),
            '--max-batches', str(args.batches), '--no-eval',
            '--num-neighbors', args.num_neighbors,
            '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
@@ -126,6 +141,37 @@ def pyg_sampler():
     return None
 
 
+def fmt(per_batch):
+    return ' '.join(f'{s:.3f}' for s in per_batch)
+
+
+def compare(runs, epochs):
+    """Seconds per batch of each run over the epochs `epochs` (a slice of
+    its epochs, averaged), and the ratio of the medians."""
+    per_run = {side: [statistics.mean(r[epochs]) for r in rs]
+               for side, rs in runs.items()}
+    return {'dgcn_train_s_per_batch': per_run['dgcn_train'],
+            'python_s_per_batch': per_run['python'],
+            'python_over_dgcn_train': statistics.median(per_run['python']) /
+            statistics.median(per_run['dgcn_train'])}
+
+
+def pyg_pairing(args, batches):
+    """PyG's own epoch against dgcn-train, seconds per batch (one epoch
+    each; dgcn-train's batch count from an example run)."""
+    cpp, py = [], []
+    for _ in range(args.repeats):
+        py.append(pyg_epoch(args) / args.pyg_batches)
+        if not batches:
+            batches = python_example(args, False)['batches_per_epoch']
+        cpp.append(dgcn_train(args, False, 1)[0] / batches)
+        print(f'pyg: dgcn-train {cpp[-1]:.3f} s/batch, PyG {py[-1]:.3f} '
+              's/batch', file=sys.stderr, flush=True)
+    return {'dgcn_train_s_per_batch': cpp, 'pyg_s_per_batch': py,
+            'pyg_over_dgcn_train': statistics.median(py) /
+            statistics.median(cpp)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--data', default='data/products.gcn')
@@ -143,6 +189,9 @@ def main():
                         help='sampler threads per rank')
     parser.add_argument('--batches', type=int, default=0,
                         help='batches per rank (0: the whole epoch)')
+    parser.add_argument('--epochs', type=int, default=2,
+                        help='epochs per run: the first reported apart '
+                        '(the process warm-up), the later ones pooled')
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--pairings', default='read_store,gathered,pyg')
@@ -165,12 +214,15 @@ def main():
                      '(examples/gcn_ddp.py is a GCN)')
     if args.heads != 1 and args.model != 'gat':
         parser.error('--heads is for --model gat')
+    if args.epochs < 1:
+        parser.error(f'--epochs {args.epochs}: at least 1')
 
     result = {'data': args.data, 'ranks': args.ranks,
               'num_neighbors': args.num_neighbors,
               'batch_size_per_rank': args.batch_size, 'hidden': args.hidden,
               'threads': args.threads, 'workers': args.workers,
-              'batches': args.batches, 'repeats': args.repeats,
+              'batches': args.batches, 'epochs': args.epochs,
+              'repeats': args.repeats,
               'launcher': args.launcher, 'model': args.model,
               'heads': args.heads,
               'pyg_sampler': pyg_sampler()}
@@ -180,24 +232,29 @@ def main():
             result['pyg'] = ("not run: torch_geometric's NeighborLoader needs "
                              "pyg-lib or torch-sparse, and neither imports")
             continue
+        if pairing == 'pyg':
+            result['pyg'] = pyg_pairing(args, batches)
+            continue
         gather = pairing == 'gathered'
-        cpp, py = [], []
-        for _ in range(args.repeats):
-            if pairing == 'pyg':
-                py.append(pyg_epoch(args) / args.pyg_batches)
-            else:
-                run = python_example(args, gather)
-                batches = batches or run['batches_per_epoch']
-                py.append(run['train_s'] / batches)
-            if not batches:  # the pyg pairing alone: one example run
-                batches = python_example(args, False)['batches_per_epoch']
-            cpp.append(dgcn_train(args, gather) / batches)
-            print(f'{pairing}: dgcn-train {cpp[-1]:.3f} s/batch, '
-                  f'python {py[-1]:.3f} s/batch', file=sys.stderr, flush=True)
-        result[pairing] = {
-            'dgcn_train_s_per_batch': cpp, 'python_s_per_batch': py,
-            'python_over_dgcn_train': statistics.median(py) /
-            statistics.median(cpp)}
+        runs = {'python': [], 'dgcn_train': []}
+        for repeat in range(args.repeats):
+            # Taking turns: the second run finds memory the first freed.
+            order = ['python', 'dgcn_train'][::1 if repeat % 2 == 0 else -1]
+            for side in order:
+                if side == 'python':
+                    run = python_example(args, gather)
+                    batches = batches or run['batches_per_epoch']
+                    epoch_s = run['epoch_s']
+                else:
+                    epoch_s = dgcn_train(args, gather, args.epochs)
+                runs[side].append([s / batches for s in epoch_s])
+            print(f'{pairing}: s/batch by epoch: dgcn-train '
+                  f'{fmt(runs["dgcn_train"][-1])}, python '
+                  f'{fmt(runs["python"][-1])} ({" first, ".join(order)} '
+                  'second)', file=sys.stderr, flush=True)
+        result[pairing] = {'first_epoch': compare(runs, slice(0, 1))}
+        if args.epochs > 1:
+            result[pairing]['later_epochs'] = compare(runs, slice(1, None))
     print(json.dumps(result, indent=1))
 
 

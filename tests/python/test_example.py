@@ -26,3 +26,8 @@ def test_gcn_ddp_two_ranks(cora_path, tmp_path):
     assert results[0]['batches_per_epoch'] == results[1]['batches_per_epoch']
     assert results[0]['batches_per_epoch'] == 5  # 70 seeds per rank / 16
     assert results[0]['test_acc'] > 0.5
+    # One training time per epoch (bench/python_epoch_bench.py reports the
+    # first epoch, which pays the process's warm-up, apart).
+    for r in results:
+        assert len(r['epoch_s']) == 10 and min(r['epoch_s']) > 0
+        assert abs(sum(r['epoch_s']) - r['train_s']) < 1e-9
