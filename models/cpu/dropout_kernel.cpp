@@ -75,9 +75,11 @@ DGCN_SIMD_CLONES void bias_relu_dropout_backward_row_bf16(const Bf16* __restrict
                                                           Bf16* __restrict dx, float* __restrict bias_grad,
                                                           int64_t cols, float scale) {
   for (int64_t c = 0; c < cols; ++c) {
-    const Bf16 d = to_bf16(to_float(y[c]) > 0.0f ? to_float(dy[c]) * scale : 0.0f);
-    dx[c] = d;
-    bias_grad[c] += to_float(d);
+    const float g = to_float(y[c]) > 0.0f ? to_float(dy[c]) * scale : 0.0f;
+    // Rounded twice, not kept in a Bf16 variable: gcc 12 leaves a loop that
+    // copies such a struct variable scalar ("more than one data ref").
+    dx[c] = to_bf16(g);
+    bias_grad[c] += to_float(to_bf16(g));
   }
 }
 
