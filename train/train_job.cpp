@@ -51,8 +51,7 @@ nlohmann::json precision_summary(const TrainOptions& o) {
   if (o.precision == Precision::kBf16 && o.device.is_cpu()) {
     const CpuBf16Support cpu = cpu_bf16_support();
     j["cpu_bf16_instructions"] = cpu.fast();
-    if (!cpu.fast())
-      j["note"] = "this CPU lacks AVX512-BF16/AMX-BF16: bf16 ran correctly but slower than fp32";
+    if (!cpu.fast()) j["note"] = "this CPU lacks AVX512-BF16: bf16 ran correctly but slower than fp32";
   }
   return j;
 }
@@ -151,7 +150,7 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
   run.config = gcn_run_config(o, store, run.data_path, group.size(), run.partition);
   if (rank0 && o.precision == Precision::kBf16 && o.device.is_cpu() && !cpu_bf16_support().fast()) {
     spdlog::warn(
-        "--precision bf16: this CPU lacks AVX512-BF16/AMX-BF16; bf16 runs correctly but slower than "
+        "--precision bf16: this CPU lacks AVX512-BF16; bf16 runs correctly but slower than "
         "fp32 here");
   }
   const std::string metric = metric_name(store.task);
