@@ -7,8 +7,8 @@
 // each batch touches new pages; on the virtual machines this runs on a 4 KiB
 // page fault costs ~10 us, i.e. ~0.2 s per 80 MB tensor, more than the math.
 // This allocator keeps freed large blocks and hands them out again (best fit
-// within a quarter of the request), backs new ones with transparent huge
-// pages (one fault per 2 MiB), and delegates small requests to LibTorch's
+// within a quarter of the request), maps new ones populated (Note [Fresh
+// block pages] in cpu_allocator.cpp), and delegates small requests to LibTorch's
 // default allocator. It holds at most `max_cached_bytes` of free blocks and
 // unmaps the largest beyond that.
 #pragma once
@@ -27,7 +27,9 @@ struct CpuAllocatorStats {
   bool installed = false;
   int64_t large_allocations = 0;  // requests served by the cache logic
   int64_t reused = 0;             // ... of them served from a cached block
+  int64_t grown = 0;              // ... of them served by enlarging a smaller cached block
   int64_t mapped_bytes = 0;       // large blocks currently mapped (in use or cached)
+  int64_t peak_mapped_bytes = 0;  // the most mapped_bytes has been
   int64_t cached_bytes = 0;       // ... of them free, waiting for reuse
 };
 CpuAllocatorStats cpu_allocator_stats();

@@ -11,6 +11,7 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/timing.h"
+#include "models/cpu_allocator.h"
 #include "train/gcn_run.h"
 #include "train/metrics_log.h"
 #include "train/training_plot.h"
@@ -178,11 +179,13 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
         log_epoch(r, metric, group.size());
       });
   // What each rank held: the graph's arrays and its peak resident memory.
-  std::vector<double> graph_bytes, peak_rss;
+  std::vector<double> graph_bytes, peak_rss, cache_peak;
   for (const auto& rank_memory :
-       all_gather(group, std::vector<double>{static_cast<double>(store.bytes()), peak_rss_bytes()})) {
+       all_gather(group, std::vector<double>{static_cast<double>(store.bytes()), peak_rss_bytes(),
+                                             static_cast<double>(cpu_allocator_stats().peak_mapped_bytes)})) {
     graph_bytes.push_back(rank_memory[0]);
     peak_rss.push_back(rank_memory[1]);
+    cache_peak.push_back(rank_memory[2]);
   }
   TrainJobResult result;
   result.train = summary.train;
@@ -210,6 +213,7 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
                     {"memory",
                      {{"graph_bytes", graph_bytes},
                       {"peak_rss_bytes", peak_rss},
+                      {"cpu_cache_peak_mapped_bytes", cache_peak},
                       {"feature_bytes", feature_bytes(store, o.precision)}}},
                     {"precision", precision_summary(o)},
                     {"config", summary.config}};

@@ -17,7 +17,7 @@ __all__ = ['data', 'loader', 'nn', 'enable_cpu_cache', 'cpu_cache_stats',
 
 
 def enable_cpu_cache(max_bytes: int = 4 << 30) -> None:
-    r"""Makes torch's CPU allocator keep freed large blocks (above 32 MiB)
+    r"""Makes torch's CPU allocator keep freed large blocks (1 MiB and up)
     for reuse, up to :obj:`max_bytes`, as ``dgcn-train --cpu-cache-gb``
     does. Training allocates the same large activations every batch; served
     fresh, each costs a page fault per 4 KiB. A process-wide act, so it is
@@ -31,5 +31,6 @@ def enable_cpu_cache(max_bytes: int = 4 << 30) -> None:
 
 def cpu_cache_stats() -> dict:
     r"""What :func:`enable_cpu_cache`'s allocator did: ``installed``,
-    ``large_allocations``, ``reused``, ``mapped_bytes``, ``cached_bytes``."""
+    ``large_allocations``, ``reused``, ``grown``, ``mapped_bytes``, ``peak_mapped_bytes``,
+    ``cached_bytes``."""
     return _C.cpu_allocator_stats()

@@ -43,7 +43,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     d["installed"] = s.installed;
     d["large_allocations"] = s.large_allocations;
     d["reused"] = s.reused;
+    d["grown"] = s.grown;
     d["mapped_bytes"] = s.mapped_bytes;
+    d["peak_mapped_bytes"] = s.peak_mapped_bytes;
     d["cached_bytes"] = s.cached_bytes;
     return d;
   });

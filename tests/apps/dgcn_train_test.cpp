@@ -90,6 +90,16 @@ TEST_F(DgcnTrain, TwoRanksAgreeAndRankZeroWritesTheMetrics) {
   ASSERT_EQ(digests.size(), 2u) << r.err;
   EXPECT_EQ(digests[0], s["param_digest"]);
   EXPECT_EQ(digests[1], s["param_digest"]);
+  // Every rank's memory (this graph's tensors are below the caching
+  // allocator's 1 MiB, so it maps nothing here; CpuAllocator.* test it).
+  const json& memory = s["memory"];
+  ASSERT_EQ(memory["peak_rss_bytes"].size(), 2u) << memory;
+  ASSERT_EQ(memory["cpu_cache_peak_mapped_bytes"].size(), 2u) << memory;
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_LT(memory["cpu_cache_peak_mapped_bytes"][rank].get<double>(),
+              memory["peak_rss_bytes"][rank].get<double>())
+        << memory;
+  }
 
   auto metric_lines = json_lines(testing::read_text(metrics));
   ASSERT_EQ(metric_lines.size(), 5u) << "the run's record, then one line per epoch";

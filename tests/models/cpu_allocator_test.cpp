@@ -38,6 +38,35 @@ TEST(CpuAllocator, ReusesLargeBlocksAndLeavesSmallOnesAlone) {
   install_caching_cpu_allocator(size_t{64} << 20);
 }
 
+// A request no free block fits enlarges the largest smaller one (at least
+// half its size): only the difference is newly mapped, and all of it is
+// writable memory.
+TEST(CpuAllocator, GrowsASmallerFreeBlockInsteadOfMappingASecond) {
+  install_caching_cpu_allocator(0);  // nothing cached from earlier tests
+  install_caching_cpu_allocator(size_t{64} << 20);
+  { torch::empty({10 << 18}, torch::kFloat).fill_(1.0f); }  // 10 MiB, freed into the cache
+  const auto before = cpu_allocator_stats();
+  EXPECT_EQ(before.cached_bytes, int64_t{10} << 20);
+  {
+    auto t = torch::empty({14 << 18}, torch::kFloat);  // 14 MiB
+    const auto during = cpu_allocator_stats();
+    EXPECT_EQ(during.grown - before.grown, 1);
+    EXPECT_EQ(during.mapped_bytes - before.mapped_bytes, int64_t{4} << 20);
+    EXPECT_EQ(during.cached_bytes, 0);
+    EXPECT_GE(during.peak_mapped_bytes, during.mapped_bytes);
+    t.fill_(2.0f);
+    EXPECT_EQ(t.sum().item<double>(), 2.0 * (14 << 18));
+  }
+  {
+    // Under half of the request: a block of its own.
+    auto t = torch::empty({40 << 18}, torch::kFloat);
+    EXPECT_EQ(cpu_allocator_stats().grown - before.grown, 1);
+    EXPECT_EQ(cpu_allocator_stats().cached_bytes, int64_t{14} << 20);
+  }
+  install_caching_cpu_allocator(0);
+  install_caching_cpu_allocator(size_t{64} << 20);
+}
+
 // oneDNN takes its scratchpads with raw_allocate / raw_deallocate (the bf16
 // GEMM does, Note [Mixed precision] in models/gcn.h): large and small.
 TEST(CpuAllocator, ServesRawAllocations) {

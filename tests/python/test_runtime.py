@@ -17,6 +17,10 @@ for _ in range(3):
 s = dgcn.cpu_cache_stats()
 assert s['installed'] and s['large_allocations'] == 3, s
 assert s['reused'] == 2, s
+assert s['peak_mapped_bytes'] >= s['mapped_bytes'] >= 64 << 20, s
+t = torch.ones(80 << 20, dtype=torch.uint8)  # no cached block fits: grows one
+s = dgcn.cpu_cache_stats()
+assert s['grown'] == 1 and s['mapped_bytes'] == 80 << 20, s
 print('ok')
 '''
 
