@@ -95,7 +95,11 @@ def run(args):
     if device.type == 'cpu' and args.cpu_cache_gb > 0:
         dgcn.enable_cpu_cache(int(args.cpu_cache_gb * (1 << 30)))
 
-    store = dgcn.data.open_store(args.data, num_threads=args.threads)
+    # The ranks of one machine map one decompressed copy of the store (as
+    # dgcn-train --load auto does) rather than each decoding its own.
+    local_ranks = int(os.environ.get('LOCAL_WORLD_SIZE', 1))
+    store = dgcn.data.open_store(args.data, mmap=local_ranks > 1,
+                                 num_threads=args.threads)
     # rank and world_size come from torch.distributed.
     train_loader = NeighborLoader(store, num_neighbors=args.num_neighbors,
                                   batch_size=args.batch_size,
