@@ -97,9 +97,9 @@ def launch(args, script_args, env):
     return json.JSONDecoder().raw_decode(lines[0])[0]
 
 
-def python_example(args, gather):
+def python_example(args, gather, epochs=None):
     cmd = [os.path.join(args.source, 'examples', 'gcn_ddp.py'),
-           '--data', args.data, '--epochs', str(args.epochs),
+           '--data', args.data, '--epochs', str(epochs or args.epochs),
            '--max-batches', str(args.batches), '--no-eval',
            '--num-neighbors', args.num_neighbors,
            '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
@@ -163,7 +163,8 @@ def pyg_pairing(args, batches):
     for _ in range(args.repeats):
         py.append(pyg_epoch(args) / args.pyg_batches)
         if not batches:
-            batches = python_example(args, False)['batches_per_epoch']
+            # One epoch tells the count.
+            batches = python_example(args, False, 1)['batches_per_epoch']
         cpp.append(dgcn_train(args, False, 1)[0] / batches)
         print(f'pyg: dgcn-train {cpp[-1]:.3f} s/batch, PyG {py[-1]:.3f} '
               's/batch', file=sys.stderr, flush=True)
