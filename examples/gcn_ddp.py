@@ -99,7 +99,8 @@ def run(args):
     # dgcn-train --load auto does) rather than each decoding its own.
     local_ranks = int(os.environ.get('LOCAL_WORLD_SIZE', 1))
     store = dgcn.data.open_store(args.data, mmap=local_ranks > 1,
-                                 num_threads=args.threads)
+                                 num_threads=args.threads,
+                                 cache_dir=args.cache_dir)
     # rank and world_size come from torch.distributed.
     train_loader = NeighborLoader(store, num_neighbors=args.num_neighbors,
                                   batch_size=args.batch_size,
@@ -187,6 +188,10 @@ if __name__ == '__main__':
     parser.add_argument('--cpu-cache-gb', type=float, default=4.0,
                         help='freed large CPU tensors kept for reuse '
                         '(dgcn.enable_cpu_cache; 0: torch\'s allocator)')
+    parser.add_argument('--cache-dir',
+                        help='where several ranks of a machine keep the one '
+                        'expanded copy of a compressed store they share '
+                        '(default: next to it)')
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--out', help='write rank-R.json files here')
     run(parser.parse_args())

@@ -202,7 +202,7 @@ GraphStore load_shared(const OpenStore& file, const LoadOptions& options, int th
     const std::string dir = std::filesystem::path(cache).parent_path().string();
     DGCN_CHECK(::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0,
                "{}: shared-cache mode must write its cache {} but cannot write to {} ({}); choose a writable "
-               "cache folder (dgcn-train --cache-dir DIR)",
+               "cache folder (dgcn-train --cache-dir DIR; in Python open_store(..., cache_dir=DIR))",
                file.path, cache, dir.empty() ? "." : dir, std::strerror(errno));
     {
       // One process builds; the others block here, then find the cache built.

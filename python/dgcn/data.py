@@ -23,7 +23,8 @@ Partition = _C.Partition
 
 
 def open_store(path: str, mmap: bool = False, validate: bool = True,
-               num_threads: int = 0) -> Store:
+               num_threads: int = 0,
+               cache_dir: Optional[str] = None) -> Store:
     r"""Opens the ``.gcn`` store at :obj:`path` (made by ``dgcn-prep``).
 
     Args:
@@ -40,13 +41,20 @@ def open_store(path: str, mmap: bool = False, validate: bool = True,
             (default: :obj:`True`)
         num_threads (int, optional): threads to decode with; ``0``: every
             core. (default: :obj:`0`)
+        cache_dir (str, optional): with :obj:`mmap`, the folder for the
+            expanded cache of a compressed store, where the store's own
+            folder cannot be written (``dgcn-train --cache-dir``).
+            (default: :obj:`None`: next to the store)
 
     Raises:
         RuntimeError: the file is missing, damaged or not a store (the
-            message names the file and what is wrong, as ``dgcn-prep`` says).
+            message names the file and what is wrong, as ``dgcn-prep`` says),
+            or :obj:`mmap` cannot write its cache.
+        ValueError: :obj:`cache_dir` without :obj:`mmap`.
     """
     return Store.open(str(path), mmap=mmap, validate=validate,
-                      num_threads=num_threads)
+                      num_threads=num_threads,
+                      cache_dir='' if cache_dir is None else str(cache_dir))
 
 
 class _TorchCollectives:

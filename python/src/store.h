@@ -44,9 +44,13 @@ class Store {
   explicit Store(GraphStore store, LoadStats stats = {})
       : store_(std::make_shared<const GraphStore>(std::move(store))), stats_(std::move(stats)) {}
 
-  static Store open(const std::filesystem::path& path, bool mmap, bool validate, int num_threads) {
+  static Store open(const std::filesystem::path& path, bool mmap, bool validate, int num_threads,
+                    const std::string& cache_dir) {
+    TORCH_CHECK_VALUE(cache_dir.empty() || mmap, "open_store: cache_dir = '", cache_dir,
+                      "' is where mmap=True keeps its cache; a private load (mmap=False) writes none");
     LoadOptions options;
     options.mode = mmap ? LoadMode::kSharedCache : LoadMode::kPrivate;
+    options.cache_dir = cache_dir;
     options.threads = num_threads;
     options.validate = validate;
     LoadStats stats;
@@ -181,7 +185,7 @@ class Store {
 void bind_store(py::module_& m) {
   py::class_<Store>(m, "Store")
       .def_static("open", &Store::open, py::arg("path"), py::arg("mmap") = false, py::arg("validate") = true,
-                  py::arg("num_threads") = 0)
+                  py::arg("num_threads") = 0, py::arg("cache_dir") = "")
       .def_static("from_tensors", &Store::from_tensors, py::arg("num_nodes"), py::arg("edge_index"),
                   py::arg("x"), py::arg("y"), py::arg("train"), py::arg("valid"), py::arg("test"),
                   py::arg("num_threads") = 0)

@@ -47,6 +47,22 @@ def test_mapped_store_equals_private(cora_path, tmp_path):
     assert private.content_digest() == mapped.content_digest()
 
 
+def test_mapped_store_keeps_its_cache_in_cache_dir(cora_path, tmp_path):
+    import shutil
+    store_dir, cache_dir = tmp_path / 'store', tmp_path / 'cache'
+    store_dir.mkdir()
+    cache_dir.mkdir()
+    path = store_dir / 'cora.gcn'
+    shutil.copy(cora_path, path)
+    mapped = dgcn.data.open_store(path, mmap=True, cache_dir=cache_dir)
+    assert mapped.mapped
+    assert [p.name for p in store_dir.iterdir()] == ['cora.gcn']
+    assert any(p.name.endswith('.cache') for p in cache_dir.iterdir())
+    assert torch.equal(mapped.x, dgcn.data.open_store(path).x)
+    with pytest.raises(ValueError, match='cache_dir'):
+        dgcn.data.open_store(path, cache_dir=cache_dir)
+
+
 def test_to_pyg_matches_the_npz(cora_data):
     npz = np.load(_cora_npz(), allow_pickle=False)
     adj = sp.csr_matrix((npz['adj_data'], npz['adj_indices'],
