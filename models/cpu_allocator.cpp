@@ -108,8 +108,8 @@ class CachingCpuAllocator final : public c10::Allocator {
         in_use_.emplace(b->data, b);
         return b;
       }
-      // Else the largest free block below n, if at least half of it, is
-      // grown: only the difference is fresh memory (Note [Fresh block pages]).
+      // Else the largest free block below n, if it is at least half of n,
+      // is grown: only the difference is fresh memory (Note [Fresh block pages]).
       if (it != free_.begin() && std::prev(it)->first >= n / 2) {
         smaller = std::prev(it)->second;
         free_.erase(std::prev(it));
@@ -129,10 +129,14 @@ class CachingCpuAllocator final : public c10::Allocator {
       TORCH_CHECK(p != MAP_FAILED, "CPU allocator: out of memory allocating ", n, " bytes");
     }
     MutexLock lock(&mutex_);
-    mapped_ += bytes;
+    return hand_out_locked(new LargeBlock{p, bytes}, bytes);
+  }
+
+  // `block`, `added` bytes of it newly mapped, counted and marked in use.
+  LargeBlock* hand_out_locked(LargeBlock* block, size_t added) EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    mapped_ += added;
     peak_mapped_ = std::max(peak_mapped_, mapped_);
-    auto* block = new LargeBlock{p, bytes};
-    in_use_.emplace(p, block);
+    in_use_.emplace(block->data, block);
     return block;
   }
 
@@ -149,14 +153,12 @@ class CachingCpuAllocator final : public c10::Allocator {
     }
     // A hint: on kernels before 5.14 the new pages fault in as they are written.
     madvise(static_cast<char*>(p) + block->bytes, bytes - block->bytes, MADV_POPULATE_WRITE);
-    MutexLock lock(&mutex_);
-    mapped_ += bytes - block->bytes;
-    peak_mapped_ = std::max(peak_mapped_, mapped_);
+    const size_t added = bytes - block->bytes;
     block->data = p;
     block->bytes = bytes;
+    MutexLock lock(&mutex_);
     ++grown_;
-    in_use_.emplace(p, block);
-    return block;
+    return hand_out_locked(block, added);
   }
 
   static void release(void* data) {
