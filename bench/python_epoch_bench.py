@@ -17,7 +17,12 @@ batches pay its warm-up, mostly the first touch of the memory it will reuse
 from then on, whose cost depends on the machine (on a sandboxed VM a fresh
 page can cost 40 us, 100 times a bare machine's, and memory another process
 freed a moment ago is cheap again). For the same reason the two sides take
-turns at running first, repeat by repeat.
+turns at running first, repeat by repeat, and every run starts after
+``--settle`` seconds of idle: by then the guest has handed the memory the
+last run freed back to the host (free page reporting), so each side's first
+epoch pays for all of its fresh memory instead of finding some still backed.
+Without it, the same example's first epoch took 7.4 s after a dgcn-train run
+and 12.2 s after a pause (one rank, gathered).
 
 A third, ``pyg``, where PyG's own ``NeighborLoader`` can run (it needs
 pyg-lib or torch-sparse; the JSON says which this environment has): PyG's
@@ -36,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def run_json(cmd, env):
@@ -207,6 +213,9 @@ def main():
                         default='torchrun',
                         help='how the Python ranks start (direct: plain '
                         'processes, as dgcn-train starts its ranks)')
+    parser.add_argument('--settle', type=float, default=10.0,
+                        help='seconds of idle before each run of the '
+                        'read_store and gathered pairings (see above)')
     parser.add_argument('--pyg-batches', type=int, default=10,
                         help="batches per rank of PyG's own epoch")
     args = parser.parse_args()
@@ -225,6 +234,7 @@ def main():
               'batches': args.batches, 'epochs': args.epochs,
               'repeats': args.repeats,
               'launcher': args.launcher, 'model': args.model,
+              'settle_s': args.settle,
               'heads': args.heads,
               'pyg_sampler': pyg_sampler()}
     batches = args.batches  # 0: learnt from the example's first run
@@ -243,6 +253,7 @@ def main():
             # Taking turns: the second run finds memory the first freed.
             order = ['python', 'dgcn_train'][::1 if repeat % 2 == 0 else -1]
             for side in order:
+                time.sleep(args.settle)
                 if side == 'python':
                     run = python_example(args, gather)
                     batches = batches or run['batches_per_epoch']
