@@ -21,10 +21,6 @@ NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, B
       allocator_(allocator
                      ? std::move(allocator)
                      : BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 1)->allocator()),
-      // + 2: the consumer may hold its batch and the one before.
-      pyg_pool_(options_.pyg_arrays ? BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 2,
-                                                              FreshPages::kPopulated)
-                                    : nullptr),
       producer_(producer),
       label_bytes_(store.label_bytes()) {
   check_sampler_options(options_.sampler, "loader");
@@ -35,11 +31,6 @@ NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, B
       "not {}",
       options_.num_workers);
   DGCN_CHECK(options_.queue_depth >= 1, "loader: queue_depth = {}, expected >= 1", options_.queue_depth);
-  DGCN_CHECK(options_.node_labels.empty() || options_.pyg_arrays,
-             "loader: node_labels are read into PygArrays only; set pyg_arrays");
-  DGCN_CHECK(options_.node_labels.classes.size() == options_.node_labels.split_bits.size(),
-             "loader: {} node classes but {} split bytes", options_.node_labels.classes.size(),
-             options_.node_labels.split_bits.size());
   slots_.resize(options_.queue_depth);
   workers_.reserve(options_.num_workers);
   for (int w = 0; w < options_.num_workers; ++w) workers_.emplace_back([this] { work(); });
@@ -106,7 +97,6 @@ std::optional<LoadedBatch> NeighborLoader::next() {
 
 void NeighborLoader::recycle(LoadedBatch&& batch) {
   batch.lease.reset();  // outside the lock: it may call into the caller's allocator
-  batch.pyg.reset();
   MutexLock lock(&mutex_);
   if (spare_.size() < static_cast<size_t>(options_.queue_depth + options_.num_workers)) {
     spare_.push_back(std::move(batch.sample));
@@ -184,16 +174,12 @@ LoadedBatch NeighborLoader::produce(const EpochPlan& plan, int64_t b, SamplerScr
   out.sample = std::move(reuse);
   if (producer_) {
     producer_->produce(plan, b, allocator_, out);
-  } else {
-    sample_neighbors(store_.graph, plan.batch(b), options_.sampler, plan.key(b), scratch, out.sample);
-    out.sample.index = b;
-    if (options_.gather) gather_into(out);
+    return out;
   }
-  if (pyg_pool_) out.pyg = lay_out_for_pyg(out.sample, store_.degrees(), options_.node_labels, *pyg_pool_);
-  return out;
-}
+  sample_neighbors(store_.graph, plan.batch(b), options_.sampler, plan.key(b), scratch, out.sample);
+  out.sample.index = b;
+  if (!options_.gather) return out;
 
-void NeighborLoader::gather_into(LoadedBatch& out) const {
   const auto rows = static_cast<int64_t>(out.sample.n_id.size());
   const int64_t f = options_.gather_features ? store_.num_features : 0;
   BatchMemory memory = allocator_(rows, f, out.sample.num_seeds, label_bytes_);
@@ -207,6 +193,7 @@ void NeighborLoader::gather_into(LoadedBatch& out) const {
   out.features = memory.features.first(rows * f);
   out.labels = memory.labels.first(out.sample.num_seeds * label_bytes_);
   out.lease = std::move(memory.lease);
+  return out;
 }
 
 void NeighborLoader::gather(const SampledBatch& sample, const BatchMemory& memory) const {

@@ -25,8 +25,7 @@
 // window is full (counted as worker_blocked_s), the consumer when its batch
 // is not ready (consumer_wait_s). Batches the caller still holds are not
 // counted: memory in use is queue_depth + held batches (+ up to num_workers
-// batches of an epoch abandoned by start_epoch, dropped when they finish),
-// each batch's PygArrays included (pyg_arrays).
+// batches of an epoch abandoned by start_epoch, dropped when they finish).
 #pragma once
 
 #include <cstddef>
@@ -42,7 +41,6 @@
 #include "base/mutex.h"
 #include "graph/graph_store.h"
 #include "sampling/batch_memory.h"
-#include "sampling/block_edges.h"
 #include "sampling/neighbor_sampler.h"
 #include "sampling/sampled_batch.h"
 #include "sampling/seed_partition.h"
@@ -58,12 +56,6 @@ struct LoaderOptions {
   // stays empty and the consumer reads feature rows from the store itself
   // (Note [Input gather] in train/gcn_trainer.h).
   bool gather_features = true;
-  // Also lay each batch out as the Python package's batches hold it
-  // (sampling/block_edges.h's PygArrays) on the worker that made it, off the
-  // consumer's path: LoadedBatch::pyg. node_labels: its y and split masks
-  // (spans the caller keeps alive while the loader lives), or empty.
-  bool pyg_arrays = false;
-  NodeLabels node_labels = {};
 };
 
 struct LoadedBatch {
@@ -74,8 +66,7 @@ struct LoadedBatch {
   // One row per seed: an int32 class id (single-label task) or
   // label_row_bytes() bits (multi-label task); empty for Task::kNone.
   std::span<std::byte> labels;
-  std::shared_ptr<void> lease;   // keeps features and labels alive
-  std::optional<PygArrays> pyg;  // with LoaderOptions::pyg_arrays
+  std::shared_ptr<void> lease;  // keeps features and labels alive
 };
 
 struct LoaderStats {
@@ -147,8 +138,6 @@ class NeighborLoader {
 
   void work();
   LoadedBatch produce(const EpochPlan& plan, int64_t b, SamplerScratch& scratch, SampledBatch&& reuse) const;
-  // The batch's features and seed labels, into memory from allocator_.
-  void gather_into(LoadedBatch& out) const;
   void gather(const SampledBatch& sample, const BatchMemory& memory) const;
   // Drops the current epoch's batches; returns the slots to destroy unlocked.
   std::vector<std::optional<Slot>> abandon_locked() EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -158,9 +147,6 @@ class NeighborLoader {
   const GraphStore& store_;
   const LoaderOptions options_;
   const BatchAllocator allocator_;
-  // PygArrays' memory (pyg_arrays), populated pages: Note [Populated batch
-  // pages] in sampling/batch_memory.cpp.
-  const std::shared_ptr<BatchMemoryPool> pyg_pool_;
   BatchProducer* const producer_;  // nullptr: produce() samples store_
   const int64_t label_bytes_;
 

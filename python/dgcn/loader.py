@@ -312,15 +312,15 @@ class NeighborLoader:
             return _C.Loader(self.partition, self.num_neighbors,
                              replace=self._replace, queue_depth=self._prefetch,
                              gather_features=self._gather)
-        labels = None
+        cpp = _C.Loader(self.store, self.num_neighbors, replace=self._replace,
+                        num_workers=max(self.num_workers, 1),
+                        queue_depth=self._prefetch,
+                        gather_features=self._gather)
         if self._y32 is not None and self._split_bits is not None:
-            # y and the split masks of every batch gathered on the C++
-            # worker, in the loop that gathers the degrees.
-            labels = dict(labels=self._y32, split_bits=self._split_bits)
-        return _C.Loader(self.store, self.num_neighbors, replace=self._replace,
-                         num_workers=max(self.num_workers, 1),
-                         queue_depth=self._prefetch,
-                         gather_features=self._gather, **(labels or {}))
+            # y and the split masks of every batch gathered on the C++ side,
+            # in the loop that gathers the degrees.
+            cpp.set_node_labels(self._y32, self._split_bits)
+        return cpp
 
     def _seeds(self, input_nodes) -> torch.Tensor:
         n = (self.store.num_nodes if self.partition is None else

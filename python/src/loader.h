@@ -59,37 +59,16 @@ using PyBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, std::optional<at:
 // that the layers need not sort the edges again)
 // (python/dgcn/loader.py); seed_labels (int32, the seeds' classes) only from
 // a partition, whose part holds no other node's label; y (int64 [num]) and
-// split_masks (bool [3, num]: train, val, test) only given node labels.
+// split_masks (bool [3, num]: train, val, test) only after set_node_labels.
 class Loader {
  public:
-  // labels and split_bits (both or neither): every batch also carries
-  // y[n_id] and the split masks of n_id, read from `labels` (int32, a class
-  // or -1 a node) and `split_bits` (uint8, bit k: in split k) by the
-  // loader's worker: one loop there instead of five tensor ops per batch in
-  // Python.
   Loader(const Store& store, std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
-         bool gather_features, const std::optional<at::Tensor>& labels,
-         const std::optional<at::Tensor>& split_bits)
-      : store_(store.shared()), num_nodes_(store.num_nodes()) {
+         bool gather_features)
+      : store_(store.shared()),
+        num_nodes_(store.num_nodes()),
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
     LoaderOptions options =
         loader_options(std::move(fanouts), replace, num_workers, queue_depth, gather_features);
-    TORCH_CHECK_VALUE(labels.has_value() == split_bits.has_value(),
-                      "Loader: labels and split_bits come together");
-    if (labels) {
-      TORCH_CHECK_VALUE(labels->device().is_cpu() && labels->scalar_type() == at::kInt &&
-                            labels->dim() == 1 && labels->numel() == num_nodes_,
-                        "Loader: labels must be a CPU int32 tensor [", num_nodes_, "] (got ",
-                        labels->scalar_type(), " ", labels->sizes(), ")");
-      TORCH_CHECK_VALUE(split_bits->device().is_cpu() && split_bits->scalar_type() == at::kByte &&
-                            split_bits->dim() == 1 && split_bits->numel() == num_nodes_,
-                        "Loader: split_bits must be a CPU uint8 tensor [", num_nodes_, "] (got ",
-                        split_bits->scalar_type(), " ", split_bits->sizes(), ")");
-      labels_ = labels->contiguous();  // kept alive for the workers
-      split_bits_ = split_bits->contiguous();
-      options.node_labels = {
-          .classes = {labels_.data_ptr<int32_t>(), static_cast<size_t>(num_nodes_)},
-          .split_bits = {split_bits_.data_ptr<uint8_t>(), static_cast<size_t>(num_nodes_)}};
-    }
     as_value_error([&] { require_whole_graph(store_->graph, "NeighborLoader"); });
     as_value_error([&] { loader_ = std::make_unique<NeighborLoader>(*store_, std::move(options)); });
   }
@@ -99,7 +78,9 @@ class Loader {
   // so this rank's exchanges run in plan order.
   Loader(const Partition& partition, std::vector<int64_t> fanouts, bool replace, int queue_depth,
          bool gather_features)
-      : store_(partition.part().shared()), num_nodes_(partition.num_nodes()) {
+      : store_(partition.part().shared()),
+        num_nodes_(partition.num_nodes()),
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
     LoaderOptions options = loader_options(std::move(fanouts), replace, 1, queue_depth, gather_features);
     as_value_error([&] {
       producer_ = std::make_unique<PartitionedBatchProducer>(*store_, partition.map(), partition.comm(),
@@ -132,6 +113,24 @@ class Loader {
     return num_batches;
   }
 
+  // Every batch also carries y[n_id] and the split masks of n_id, read from
+  // `labels` (int32, a class or -1 a node) and `split_bits` (uint8, bit k:
+  // in split k) into the batch's pooled buffer: one loop on the loader's
+  // side instead of five tensor ops per batch in Python.
+  void set_node_labels(const at::Tensor& labels, const at::Tensor& split_bits) {
+    TORCH_CHECK_VALUE(labels.device().is_cpu() && labels.scalar_type() == at::kInt && labels.dim() == 1 &&
+                          labels.numel() == num_nodes_,
+                      "Loader.set_node_labels: labels must be a CPU int32 tensor [", num_nodes_, "] (got ",
+                      labels.scalar_type(), " ", labels.sizes(), ")");
+    TORCH_CHECK_VALUE(split_bits.device().is_cpu() && split_bits.scalar_type() == at::kByte &&
+                          split_bits.dim() == 1 && split_bits.numel() == num_nodes_,
+                      "Loader.set_node_labels: split_bits must be a CPU uint8 tensor [", num_nodes_,
+                      "] (got ", split_bits.scalar_type(), " ", split_bits.sizes(), ")");
+    TORCH_CHECK_VALUE(!producer_, "Loader.set_node_labels: a partition's loader has its seeds' labels only");
+    labels_ = labels.contiguous();
+    split_bits_ = split_bits.contiguous();
+  }
+
   std::optional<PyBatch> next() {
     std::optional<LoadedBatch> batch;
     at::Tensor n_id, edge_index, colptr, deg;
@@ -142,19 +141,53 @@ class Loader {
       py::gil_scoped_release release;
       batch = loader_->next();
       if (!batch) return std::nullopt;
-      const SampledBatch& s = batch->sample;
-      // Laid out by the loader's worker (LoaderOptions::pyg_arrays).
-      const PygArrays& a = *batch->pyg;
-      const int64_t num = static_cast<int64_t>(a.n_id.size());
-      const int64_t m = static_cast<int64_t>(a.src.size());
-      n_id = leased(a.n_id.data(), {num}, at::kLong, a.lease);
-      // src and dst are adjacent: edge_index [2, m].
-      edge_index = leased(a.src.data(), {2, m}, at::kLong, a.lease);
-      colptr = leased(a.colptr.data(), {num + 1}, at::kLong, a.lease);
-      deg = leased(a.degree.data(), {num}, at::kInt, a.lease);
-      if (!a.y.empty()) {
-        y = leased(a.y.data(), {num}, at::kLong, a.lease);
-        split_masks = leased(a.masks.data(), {3, num}, at::kBool, a.lease);
+      SampledBatch& s = batch->sample;
+      const int64_t num = static_cast<int64_t>(s.n_id.size());
+      const Block& block = s.blocks.front();
+      const int64_t m = block.num_edges();
+      // n_id [num] int64 | edge_index [2, m] int64 | colptr [num + 1] int64 |
+      // deg [num] int32 | y [num] int64 | split masks [3, num] bool, in one
+      // pooled buffer (fresh memory costs a page fault per 4 KiB:
+      // sampling/batch_memory.h), viewed as 8-byte words.
+      const bool with_labels = labels_.defined();
+      const int64_t words =
+          num + 2 * m + (num + 1) + (num + 1) / 2 + (with_labels ? num + (3 * num + 7) / 8 : 0);
+      const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
+      auto* base = reinterpret_cast<int64_t*>(memory.features.data());
+      std::copy(s.n_id.begin(), s.n_id.end(), base);
+      // edge_index: every sampled edge once (blocks[0] holds them all, rows in
+      // n_id order, so the edges of hop h come h-th), row 0 the neighbour.
+      // colptr: its CSC pointer over the batch's nodes (sampling/block_edges.h).
+      int64_t* src = base + num;
+      int64_t* dst = src + m;
+      int64_t* ptr = dst + m;
+      block_to_edge_index(block, num, {src, static_cast<size_t>(m)}, {dst, static_cast<size_t>(m)},
+                          {ptr, static_cast<size_t>(num + 1)});
+      auto* degree = reinterpret_cast<int32_t*>(ptr + num + 1);
+      int64_t* labels = ptr + num + 1 + (num + 1) / 2;
+      auto* masks = reinterpret_cast<bool*>(labels + num);
+      if (!s.degrees.empty()) {  // a partition's: fetched from the owners
+        std::copy(s.degrees.begin(), s.degrees.end(), degree);
+      } else {
+        const auto degrees = store_->degrees();
+        for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
+      }
+      if (with_labels) {  // never a partition's (set_node_labels)
+        const int32_t* class_of = labels_.data_ptr<int32_t>();
+        const uint8_t* bits_of = split_bits_.data_ptr<uint8_t>();
+        for (int64_t i = 0; i < num; ++i) {
+          const int64_t v = s.n_id[i];
+          labels[i] = class_of[v];
+          for (int k = 0; k < 3; ++k) masks[k * num + i] = ((bits_of[v] >> k) & 1) != 0;
+        }
+      }
+      n_id = leased(base, {num}, at::kLong, memory.lease);
+      edge_index = leased(src, {2, m}, at::kLong, memory.lease);
+      colptr = leased(ptr, {num + 1}, at::kLong, memory.lease);
+      deg = leased(degree, {num}, at::kInt, memory.lease);
+      if (with_labels) {
+        y = leased(labels, {num}, at::kLong, memory.lease);
+        split_masks = leased(masks, {3, num}, at::kBool, memory.lease);
       }
       if (gather_features_) {
         x = leased(batch->features.data(), {num, store_->num_features}, at::kFloat, batch->lease);
@@ -166,6 +199,7 @@ class Loader {
       }
       nodes = s.num_nodes_per_hop;
       edges = s.num_edges_per_hop;
+      batch->lease.reset();
       loader_->recycle(std::move(*batch));
     }
     return PyBatch{n_id,        edge_index, colptr,     x, deg, num_seeds, std::move(nodes), std::move(edges),
@@ -192,7 +226,6 @@ class Loader {
     options.num_workers = num_workers;
     options.queue_depth = queue_depth;
     options.gather_features = gather_features && store_->num_features > 0;
-    options.pyg_arrays = true;  // laid out by the workers
     gather_features_ = options.gather_features;
     as_value_error([&] { check_sampler_options(options.sampler, "NeighborLoader"); });
     return options;
@@ -210,8 +243,11 @@ class Loader {
   int64_t num_nodes_;                                   // of the whole graph: seeds are below it
   std::unique_ptr<PartitionedBatchProducer> producer_;  // a partition's; outlives loader_
   std::unique_ptr<NeighborLoader> loader_;
+  // Memory of the batches' n_id, edge_index and deg, reused once Python
+  // drops a batch's tensors.
+  std::shared_ptr<BatchMemoryPool> pool_;
   bool gather_features_ = false;
-  at::Tensor labels_, split_bits_;  // LoaderOptions::node_labels's memory, or undefined
+  at::Tensor labels_, split_bits_;  // set_node_labels's, or undefined
 };
 
 void bind_loader(py::module_& m) {
@@ -233,17 +269,16 @@ void bind_loader(py::module_& m) {
       "One rank's batches of seeds for one epoch (sampling/seed_partition.h): equal counts on every rank.");
 
   py::class_<Loader>(m, "Loader")
-      .def(py::init<const Store&, std::vector<int64_t>, bool, int, int, bool,
-                    const std::optional<at::Tensor>&, const std::optional<at::Tensor>&>(),
-           py::arg("store"), py::arg("fanouts"), py::arg("replace") = false, py::arg("num_workers") = 1,
-           py::arg("queue_depth") = 4, py::arg("gather_features") = true, py::arg("labels") = std::nullopt,
-           py::arg("split_bits") = std::nullopt, py::keep_alive<1, 2>())
+      .def(py::init<const Store&, std::vector<int64_t>, bool, int, int, bool>(), py::arg("store"),
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("num_workers") = 1,
+           py::arg("queue_depth") = 4, py::arg("gather_features") = true, py::keep_alive<1, 2>())
       .def(py::init<const dgcn::Partition&, std::vector<int64_t>, bool, int, bool>(), py::arg("partition"),
            py::arg("fanouts"), py::arg("replace") = false, py::arg("queue_depth") = 4,
            py::arg("gather_features") = true, py::keep_alive<1, 2>())
       .def("start_epoch", &Loader::start_epoch, py::arg("nodes"), py::arg("seed"), py::arg("epoch"),
            py::arg("rank"), py::arg("world_size"), py::arg("batch_size"), py::arg("shuffle") = true,
            py::arg("drop_last") = false)
+      .def("set_node_labels", &Loader::set_node_labels, py::arg("labels"), py::arg("split_bits"))
       .def("next", &Loader::next)
       .def("stats", &Loader::stats);
 }

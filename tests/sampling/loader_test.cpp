@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -104,41 +103,6 @@ TEST(Loader, GathersOnlyLabelsWhenAskedNotToGatherFeatures) {
     ++batches;
   }
   EXPECT_GT(batches, 10);
-}
-
-TEST(Loader, WorkersLayTheBatchesOutForPygWithTheNodesLabels) {
-  GraphStore store = test_store();
-  std::vector<int32_t> classes(static_cast<size_t>(store.num_nodes()));
-  std::vector<uint8_t> bits(classes.size());
-  for (size_t v = 0; v < classes.size(); ++v) {
-    classes[v] = static_cast<int32_t>(v % 11) - 1;
-    bits[v] = static_cast<uint8_t>(v % 8);
-  }
-  const NodeLabels labels{.classes = classes, .split_bits = bits};
-  NeighborLoader loader(
-      store, {.sampler = {.fanouts = {4, 3}}, .num_workers = 2, .pyg_arrays = true, .node_labels = labels});
-  loader.start_epoch(plan_epoch(store.train_nodes(), {.seed = 5, .batch_size = 40}));
-  auto pool = BatchMemoryPool::create(1);
-  int64_t batches = 0;
-  while (auto batch = loader.next()) {
-    ASSERT_TRUE(batch->pyg.has_value());
-    const PygArrays& a = *batch->pyg;
-    const PygArrays want = lay_out_for_pyg(batch->sample, store.degrees(), labels, *pool);
-    const auto same = [](auto x, auto y) { return std::equal(x.begin(), x.end(), y.begin(), y.end()); };
-    ASSERT_TRUE(same(a.n_id, want.n_id) && same(a.src, want.src) && same(a.dst, want.dst) &&
-                same(a.colptr, want.colptr) && same(a.degree, want.degree) && same(a.y, want.y) &&
-                same(a.masks, want.masks))
-        << "batch " << batches;
-    ASSERT_EQ(a.y.size(), batch->sample.n_id.size());
-    loader.recycle(std::move(*batch));
-    ++batches;
-  }
-  EXPECT_GT(batches, 10);
-  // Without pyg_arrays, batches carry none; node labels alone are refused.
-  NeighborLoader plain(store, {.sampler = {.fanouts = {4}}});
-  plain.start_epoch(plan_epoch(store.train_nodes(), {.seed = 5, .batch_size = 40}));
-  EXPECT_FALSE(plain.next()->pyg.has_value());
-  EXPECT_THROW(NeighborLoader(store, {.sampler = {.fanouts = {4}}, .node_labels = labels}), Error);
 }
 
 TEST(Loader, SameBatchesForAnyWorkerCountAndAcrossEpochs) {
