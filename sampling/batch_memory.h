@@ -2,7 +2,7 @@
 // and a pool that recycles it. Fresh memory is expensive here: first touch of
 // a 4 KiB page costs a page fault (measured ~20 us on our shared VMs, so a
 // products-scale batch of 200 MB would spend longer faulting than gathering),
-// hence the pool and its huge pages.
+// hence the pool, and new buffers whose pages arrive at once (FreshPages).
 #pragma once
 
 #include <cstddef>
@@ -35,13 +35,19 @@ using BatchAllocator =
 // Plain 64-byte aligned host memory, fresh on every call.
 BatchMemory allocate_batch_memory(int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes);
 
+// How a pool's new buffer of several MiB gets its pages.
+enum class FreshPages {
+  kHuge,       // transparent huge pages, faulted in as the buffer is written
+  kPopulated,  // 4 KiB pages mapped at once (Note [Populated batch pages])
+};
+
 // Keeps the buffers of dropped batches (at most `max_free` of them) and hands
 // them out again; new buffers get 25% headroom, so batches of varying size
-// reuse them, and large ones ask for transparent huge pages. Thread-safe. A lease that
-// outlives the pool frees its buffer.
+// reuse them, and large ones get their pages as `pages` says. Thread-safe. A
+// lease that outlives the pool frees its buffer.
 class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
  public:
-  static std::shared_ptr<BatchMemoryPool> create(size_t max_free);
+  static std::shared_ptr<BatchMemoryPool> create(size_t max_free, FreshPages pages = FreshPages::kHuge);
 
   BatchMemory acquire(int64_t rows, int64_t num_features, int64_t num_seeds, int64_t label_bytes);
   // An allocator that acquires from this pool (and keeps the pool alive).
@@ -50,10 +56,11 @@ class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
   size_t buffers_created() const;  // fresh allocations so far
 
  private:
-  explicit BatchMemoryPool(size_t max_free) : max_free_(max_free) {}
+  BatchMemoryPool(size_t max_free, FreshPages pages) : max_free_(max_free), pages_(pages) {}
   void give_back(MutableBuffer buffer);
 
   const size_t max_free_;
+  const FreshPages pages_;
   mutable Mutex mutex_;
   std::vector<MutableBuffer> free_ GUARDED_BY(mutex_);
   size_t created_ GUARDED_BY(mutex_) = 0;
@@ -62,5 +69,10 @@ class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
 // An owned allocation of `bytes` bytes aligned to 2 MiB and advised for
 // transparent huge pages (MADV_HUGEPAGE; a no-op where THP is off).
 MutableBuffer allocate_huge_page_buffer(size_t bytes);
+
+// An owned allocation of `bytes` bytes in 4 KiB pages, all mapped before it
+// returns (MAP_POPULATE after MADV_NOHUGEPAGE; touched page by page where
+// the kernel cannot populate).
+MutableBuffer allocate_populated_buffer(size_t bytes);
 
 }  // namespace dgcn

@@ -66,7 +66,7 @@ class Loader {
          bool gather_features)
       : store_(store.shared()),
         num_nodes_(store.num_nodes()),
-        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4, FreshPages::kPopulated)) {
     LoaderOptions options =
         loader_options(std::move(fanouts), replace, num_workers, queue_depth, gather_features);
     as_value_error([&] { require_whole_graph(store_->graph, "NeighborLoader"); });
@@ -80,7 +80,7 @@ class Loader {
          bool gather_features)
       : store_(partition.part().shared()),
         num_nodes_(partition.num_nodes()),
-        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4)) {
+        pool_(BatchMemoryPool::create(static_cast<size_t>(queue_depth) + 4, FreshPages::kPopulated)) {
     LoaderOptions options = loader_options(std::move(fanouts), replace, 1, queue_depth, gather_features);
     as_value_error([&] {
       producer_ = std::make_unique<PartitionedBatchProducer>(*store_, partition.map(), partition.comm(),
@@ -244,7 +244,9 @@ class Loader {
   std::unique_ptr<PartitionedBatchProducer> producer_;  // a partition's; outlives loader_
   std::unique_ptr<NeighborLoader> loader_;
   // Memory of the batches' n_id, edge_index and deg, reused once Python
-  // drops a batch's tensors.
+  // drops a batch's tensors; new buffers are populated 4 KiB pages (Note
+  // [Populated batch pages] in sampling/batch_memory.cpp), as the consumer
+  // makes them between its forwards.
   std::shared_ptr<BatchMemoryPool> pool_;
   bool gather_features_ = false;
   at::Tensor labels_, split_bits_;  // set_node_labels's, or undefined

@@ -37,6 +37,23 @@ TEST(BatchMemory, PoolReusesReturnedBuffers) {
   EXPECT_EQ(pool->buffers_created(), 4u);
 }
 
+TEST(BatchMemory, PopulatedPoolHandsOutWritableReusedBuffers) {
+  // 8 MiB: past the two huge pages below which a pool takes plain memory.
+  auto pool = BatchMemoryPool::create(2, FreshPages::kPopulated);
+  for (int round = 0; round < 3; ++round) {
+    BatchMemory m = pool->acquire(1 << 20, 2, 3, 4);
+    ASSERT_EQ(m.features.size(), size_t{2} << 20);
+    std::fill(m.features.begin(), m.features.end(), static_cast<float>(round));
+    EXPECT_EQ(m.features.back(), static_cast<float>(round));
+    std::fill(m.labels.begin(), m.labels.end(), std::byte{1});
+  }
+  EXPECT_EQ(pool->buffers_created(), 1u);
+  MutableBuffer b = allocate_populated_buffer(3 << 20);
+  ASSERT_EQ(b.size(), size_t{3} << 20);
+  std::fill(b.data(), b.data() + b.size(), std::byte{9});
+  EXPECT_EQ(b.data()[b.size() - 1], std::byte{9});
+}
+
 TEST(BatchMemory, LeaseOutlivesPoolAndConcurrentUseIsSafe) {
   BatchMemory kept;
   {
