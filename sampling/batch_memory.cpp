@@ -10,13 +10,11 @@
 namespace dgcn {
 
 // Note [Populated batch pages]
-// On our VMs a fresh transparent huge page costs ~15 ms to back: the guest
-// has handed its free 2 MiB blocks back to the host (virtio-balloon free page
-// reporting), while 4 KiB pages come from smaller free blocks that stay
-// backed. Touching 400 MB after 8 s idle: 3.2 s as huge pages, 0.18 s as
-// populated 4 KiB pages (models/cpu_allocator.cpp's Note [Fresh block pages]
-// measured the same for the CPU cache). Buffers written in sequence, such as
-// a batch's index arrays, lose nothing to the smaller pages.
+// A fresh transparent huge page costs ~15 ms to back on our VMs, 4 KiB pages
+// far less (models/cpu_allocator.cpp's Note [Fresh block pages]): touching
+// 400 MB after 8 s idle took 3.2 s as huge pages, 0.18 s as populated 4 KiB
+// pages. Buffers written in sequence, such as a batch's index arrays, lose
+// nothing to the smaller pages.
 
 namespace {
 
@@ -62,11 +60,10 @@ MutableBuffer allocate_populated_buffer(size_t bytes) {
   if (bytes == 0) return MutableBuffer();
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw Error(fmt::format("batch memory: cannot map {} bytes", bytes));
-  // 4 KiB pages even where THP is "always"; then every page at once.
-  madvise(p, bytes, MADV_NOHUGEPAGE);
-  if (madvise(p, bytes, MADV_POPULATE_WRITE) != 0) {  // before Linux 5.14
-    for (size_t i = 0; i < bytes; i += 4096) static_cast<volatile char*>(p)[i] = 0;
-  }
+  madvise(p, bytes, MADV_NOHUGEPAGE);  // 4 KiB pages even where THP is "always"
+  // A hint, as in the CPU cache's grow(): before Linux 5.14 the pages fault
+  // in as they are written.
+  madvise(p, bytes, MADV_POPULATE_WRITE);
   std::shared_ptr<void> owner(p, [bytes](void* q) { munmap(q, bytes); });
   return MutableBuffer::wrap(owner, p, bytes);
 }

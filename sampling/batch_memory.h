@@ -70,9 +70,9 @@ class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
 // transparent huge pages (MADV_HUGEPAGE; a no-op where THP is off).
 MutableBuffer allocate_huge_page_buffer(size_t bytes);
 
-// An owned allocation of `bytes` bytes in 4 KiB pages, all mapped before it
-// returns (MAP_POPULATE after MADV_NOHUGEPAGE; touched page by page where
-// the kernel cannot populate).
+// An owned allocation of `bytes` bytes in 4 KiB pages (MADV_NOHUGEPAGE), all
+// mapped before it returns where the kernel can (MADV_POPULATE_WRITE, Linux
+// 5.14+; before, they fault in as written).
 MutableBuffer allocate_populated_buffer(size_t bytes);
 
 }  // namespace dgcn
