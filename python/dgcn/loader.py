@@ -212,10 +212,12 @@ class NeighborLoader:
         self._node_attrs = {}
         self._graph_attrs = {}
         self._edge_attrs = {}  # name: (tensor, PyG's dimension of edges)
-        # A store's train/val/test masks as bits of one byte per node: one
-        # read per node instead of three.
+        # A store's train/val/test masks as bits of one byte per node.
         self._split_bits = None
-        self._y32 = None  # a store's labels as int32 (below)
+        # A store's degrees, classes and split bits in one table, which the
+        # C++ loader reads once per sampled node for batch.deg, batch.y (int64,
+        # as PyG's) and the split masks (sampling/node_facts.h).
+        self._node_facts = None
         if self.partition is not None:
             # Labels come with each batch, for its seeds (the part holds no
             # other node's).
@@ -225,12 +227,6 @@ class NeighborLoader:
         elif isinstance(data, Store):
             self.store = data
             self._y = _labels(data)
-            # Class ids (or -1) as int32, half the bytes the batch's random
-            # reads touch; the C++ loader gathers batch.y (int64, as PyG's)
-            # and the split masks from them (_new_loader).
-            if self._y is not None and self._y.dtype == torch.int64 and (
-                    self._y.numel() == 0 or int(self._y.abs().max()) < 2**31):
-                self._y32 = self._y.int()
             self._x = None
             n = data.num_nodes
             bits = torch.zeros(n, dtype=torch.uint8)
@@ -238,6 +234,11 @@ class NeighborLoader:
                                          data.test_index)):
                 bits |= _mask(index, n).to(torch.uint8) << bit
             self._split_bits = bits
+            if self._y is not None and self._y.dtype == torch.int64 and (
+                    self._y.dim() == 1) and (self._y.numel() == 0 or
+                    (int(self._y.min()) >= -1 and
+                     int(self._y.max()) <= _C.NodeFacts.max_class)):
+                self._node_facts = _C.NodeFacts(data, self._y.int(), bits)
         else:
             self.store = from_pyg(data)
             self._y = getattr(data, 'y', None)
@@ -316,10 +317,8 @@ class NeighborLoader:
                         num_workers=max(self.num_workers, 1),
                         queue_depth=self._prefetch,
                         gather_features=self._gather)
-        if self._y32 is not None and self._split_bits is not None:
-            # y and the split masks of every batch gathered on the C++ side,
-            # in the loop that gathers the degrees.
-            cpp.set_node_labels(self._y32, self._split_bits)
+        if self._node_facts is not None:
+            cpp.set_node_facts(self._node_facts)
         return cpp
 
     def _seeds(self, input_nodes) -> torch.Tensor:

@@ -28,6 +28,7 @@
 #include "sampling/batch_memory.h"
 #include "sampling/block_edges.h"
 #include "sampling/loader.h"
+#include "sampling/node_facts.h"
 #include "sampling/partitioned_sampler.h"
 #include "sampling/seed_partition.h"
 
@@ -59,7 +60,7 @@ using PyBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, std::optional<at:
 // that the layers need not sort the edges again)
 // (python/dgcn/loader.py); seed_labels (int32, the seeds' classes) only from
 // a partition, whose part holds no other node's label; y (int64 [num]) and
-// split_masks (bool [3, num]: train, val, test) only after set_node_labels.
+// split_masks (bool [3, num]: train, val, test) only after set_node_facts.
 class Loader {
  public:
   Loader(const Store& store, std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
@@ -113,22 +114,14 @@ class Loader {
     return num_batches;
   }
 
-  // Every batch also carries y[n_id] and the split masks of n_id, read from
-  // `labels` (int32, a class or -1 a node) and `split_bits` (uint8, bit k:
-  // in split k) into the batch's pooled buffer: one loop on the loader's
-  // side instead of five tensor ops per batch in Python.
-  void set_node_labels(const at::Tensor& labels, const at::Tensor& split_bits) {
-    TORCH_CHECK_VALUE(labels.device().is_cpu() && labels.scalar_type() == at::kInt && labels.dim() == 1 &&
-                          labels.numel() == num_nodes_,
-                      "Loader.set_node_labels: labels must be a CPU int32 tensor [", num_nodes_, "] (got ",
-                      labels.scalar_type(), " ", labels.sizes(), ")");
-    TORCH_CHECK_VALUE(split_bits.device().is_cpu() && split_bits.scalar_type() == at::kByte &&
-                          split_bits.dim() == 1 && split_bits.numel() == num_nodes_,
-                      "Loader.set_node_labels: split_bits must be a CPU uint8 tensor [", num_nodes_,
-                      "] (got ", split_bits.scalar_type(), " ", split_bits.sizes(), ")");
-    TORCH_CHECK_VALUE(!producer_, "Loader.set_node_labels: a partition's loader has its seeds' labels only");
-    labels_ = labels.contiguous();
-    split_bits_ = split_bits.contiguous();
+  // Every batch also carries y[n_id] and the split masks of n_id, gathered
+  // with the degrees from `facts` (sampling/node_facts.h): one read a node.
+  void set_node_facts(std::shared_ptr<const NodeFacts> facts) {
+    TORCH_CHECK_VALUE(facts != nullptr, "Loader.set_node_facts: facts is None");
+    TORCH_CHECK_VALUE(facts->num_nodes() == num_nodes_, "Loader.set_node_facts: facts of ",
+                      facts->num_nodes(), " nodes for a graph of ", num_nodes_);
+    TORCH_CHECK_VALUE(!producer_, "Loader.set_node_facts: a partition's loader has its seeds' labels only");
+    facts_ = std::move(facts);
   }
 
   std::optional<PyBatch> next() {
@@ -149,7 +142,7 @@ class Loader {
       // deg [num] int32 | y [num] int64 | split masks [3, num] bool, in one
       // pooled buffer (fresh memory costs a page fault per 4 KiB:
       // sampling/batch_memory.h), viewed as 8-byte words.
-      const bool with_labels = labels_.defined();
+      const bool with_labels = facts_ != nullptr;
       const int64_t words =
           num + 2 * m + (num + 1) + (num + 1) / 2 + (with_labels ? num + (3 * num + 7) / 8 : 0);
       const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
@@ -166,20 +159,14 @@ class Loader {
       auto* degree = reinterpret_cast<int32_t*>(ptr + num + 1);
       int64_t* labels = ptr + num + 1 + (num + 1) / 2;
       auto* masks = reinterpret_cast<bool*>(labels + num);
-      if (!s.degrees.empty()) {  // a partition's: fetched from the owners
+      if (with_labels) {  // never a partition's (set_node_facts)
+        facts_->gather(s.n_id, {degree, static_cast<size_t>(num)}, {labels, static_cast<size_t>(num)},
+                       {masks, static_cast<size_t>(NodeFacts::kNumSplits * num)});
+      } else if (!s.degrees.empty()) {  // a partition's: fetched from the owners
         std::copy(s.degrees.begin(), s.degrees.end(), degree);
       } else {
         const auto degrees = store_->degrees();
         for (int64_t i = 0; i < num; ++i) degree[i] = degrees[s.n_id[i]];
-      }
-      if (with_labels) {  // never a partition's (set_node_labels)
-        const int32_t* class_of = labels_.data_ptr<int32_t>();
-        const uint8_t* bits_of = split_bits_.data_ptr<uint8_t>();
-        for (int64_t i = 0; i < num; ++i) {
-          const int64_t v = s.n_id[i];
-          labels[i] = class_of[v];
-          for (int k = 0; k < 3; ++k) masks[k * num + i] = ((bits_of[v] >> k) & 1) != 0;
-        }
       }
       n_id = leased(base, {num}, at::kLong, memory.lease);
       edge_index = leased(src, {2, m}, at::kLong, memory.lease);
@@ -249,7 +236,7 @@ class Loader {
   // makes them between its forwards.
   std::shared_ptr<BatchMemoryPool> pool_;
   bool gather_features_ = false;
-  at::Tensor labels_, split_bits_;  // set_node_labels's, or undefined
+  std::shared_ptr<const NodeFacts> facts_;  // set_node_facts's, or null
 };
 
 void bind_loader(py::module_& m) {
@@ -270,6 +257,33 @@ void bind_loader(py::module_& m) {
       py::arg("batch_size"), py::arg("shuffle") = true, py::arg("drop_last") = false,
       "One rank's batches of seeds for one epoch (sampling/seed_partition.h): equal counts on every rank.");
 
+  py::class_<NodeFacts, std::shared_ptr<NodeFacts>>(
+      m, "NodeFacts", "A store's degrees with the nodes' classes and split bits (sampling/node_facts.h).")
+      .def(py::init([](const Store& store, const at::Tensor& labels, const at::Tensor& split_bits) {
+             const int64_t n = store.num_nodes();
+             TORCH_CHECK_VALUE(labels.device().is_cpu() && labels.scalar_type() == at::kInt &&
+                                   labels.dim() == 1 && labels.numel() == n,
+                               "NodeFacts: labels must be a CPU int32 tensor [", n, "] (got ",
+                               labels.scalar_type(), " ", labels.sizes(), ")");
+             TORCH_CHECK_VALUE(split_bits.device().is_cpu() && split_bits.scalar_type() == at::kByte &&
+                                   split_bits.dim() == 1 && split_bits.numel() == n,
+                               "NodeFacts: split_bits must be a CPU uint8 tensor [", n, "] (got ",
+                               split_bits.scalar_type(), " ", split_bits.sizes(), ")");
+             const at::Tensor classes = labels.contiguous();
+             const at::Tensor bits = split_bits.contiguous();
+             as_value_error([&] { require_whole_graph(store.shared()->graph, "NodeFacts"); });
+             py::gil_scoped_release release;
+             return as_value_error([&] {
+               return std::make_shared<NodeFacts>(
+                   store.shared()->degrees(), std::span(classes.data_ptr<int32_t>(), static_cast<size_t>(n)),
+                   std::span(bits.data_ptr<uint8_t>(), static_cast<size_t>(n)));
+             });
+           }),
+           py::arg("store"), py::arg("labels"), py::arg("split_bits"))
+      .def_property_readonly("num_nodes", &NodeFacts::num_nodes)
+      .def_property_readonly("entry_bytes", &NodeFacts::entry_bytes)
+      .def_readonly_static("max_class", &NodeFacts::kMaxClass);
+
   py::class_<Loader>(m, "Loader")
       .def(py::init<const Store&, std::vector<int64_t>, bool, int, int, bool>(), py::arg("store"),
            py::arg("fanouts"), py::arg("replace") = false, py::arg("num_workers") = 1,
@@ -280,7 +294,7 @@ void bind_loader(py::module_& m) {
       .def("start_epoch", &Loader::start_epoch, py::arg("nodes"), py::arg("seed"), py::arg("epoch"),
            py::arg("rank"), py::arg("world_size"), py::arg("batch_size"), py::arg("shuffle") = true,
            py::arg("drop_last") = false)
-      .def("set_node_labels", &Loader::set_node_labels, py::arg("labels"), py::arg("split_bits"))
+      .def("set_node_facts", &Loader::set_node_facts, py::arg("facts"))
       .def("next", &Loader::next)
       .def("stats", &Loader::stats);
 }

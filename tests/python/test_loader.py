@@ -51,6 +51,12 @@ def _check_batch(batch, store, rows, fanouts, seeds=None):
     assert torch.equal(batch.x, store.x[n_id])
     assert torch.equal(batch.y, store.labels.long()[n_id])
     assert torch.equal(batch.deg, store.degree[n_id])
+    for key, index in (('train_mask', store.train_index),
+                       ('val_mask', store.val_index),
+                       ('test_mask', store.test_index)):
+        mask = torch.zeros(store.num_nodes, dtype=torch.bool)
+        mask[index] = True
+        assert torch.equal(batch[key], mask[n_id]), key
     batch.validate(raise_on_error=True)
 
 
