@@ -191,6 +191,12 @@ class NeighborLoader:
                     raise NotImplementedError(
                         f"NeighborLoader: {key}={value!r} is not supported "
                         f"by dgcn ({instead})")
+        # Batches are PyG's Data with an EdgeIndex: import PyG now, where
+        # the loader is built (as a PyG user's `from torch_geometric.loader
+        # import NeighborLoader` does), not in the first batch, where its
+        # ~1.3 s import stalled the training loop (on 2 ranks of a 2-core
+        # machine, all of the first epoch's extra time over dgcn-train's).
+        import torch_geometric  # noqa: F401
         if transform is not None and not callable(transform):
             raise TypeError(f"NeighborLoader: transform = {transform!r} is "
                             f"not callable")

@@ -161,3 +161,28 @@ def test_abandoned_iteration_restarts_cleanly(cora_store):
     full = list(loader)
     assert len(full) == len(loader)
     del loader, it  # workers stop without hanging
+
+
+_PYG_IMPORT = '''
+import sys
+import dgcn
+from dgcn.loader import NeighborLoader
+assert 'torch_geometric' not in sys.modules, 'import dgcn imported PyG'
+store = dgcn.data.open_store(sys.argv[1])
+loader = NeighborLoader(store, num_neighbors=[2], batch_size=8)
+assert 'torch_geometric' in sys.modules, 'the loader left PyG to batch 0'
+before = set(sys.modules)
+next(iter(loader))
+new = sorted(m for m in set(sys.modules) - before if 'torch_geometric' in m)
+assert not new, new
+print('ok')
+'''
+
+
+def test_pyg_is_imported_with_the_loader_not_in_its_first_batch(cora_path):
+    # PyG's import (~1.3 s) in the first batch stalled the first epoch.
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, '-c', _PYG_IMPORT, str(cora_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr
