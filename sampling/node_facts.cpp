@@ -10,8 +10,8 @@ namespace dgcn {
 namespace {
 
 template <class Entry>
-void pack(std::span<const int32_t> degrees, std::span<const int32_t> classes, std::span<const uint8_t> split_bits,
-          int class_bits, Entry* entries) {
+void pack(std::span<const int32_t> degrees, std::span<const int32_t> classes,
+          std::span<const uint8_t> split_bits, int class_bits, Entry* entries) {
   const int degree_shift = class_bits + NodeFacts::kNumSplits;
   for (size_t v = 0; v < degrees.size(); ++v) {
     entries[v] = static_cast<Entry>(degrees[v]) << degree_shift |
@@ -59,8 +59,8 @@ NodeFacts::NodeFacts(std::span<const int32_t> degrees, std::span<const int32_t> 
   int32_t max_class = -1;
   for (size_t v = 0; v < degrees.size(); ++v) {
     DGCN_CHECK(degrees[v] >= 0, "NodeFacts: node {} has degree {}", v, degrees[v]);
-    DGCN_CHECK(classes[v] >= -1 && classes[v] <= kMaxClass, "NodeFacts: node {} has class {}, outside [-1, {}]",
-               v, classes[v], kMaxClass);
+    DGCN_CHECK(classes[v] >= -1 && classes[v] <= kMaxClass,
+               "NodeFacts: node {} has class {}, outside [-1, {}]", v, classes[v], kMaxClass);
     DGCN_CHECK(split_bits[v] < (1u << kNumSplits), "NodeFacts: node {} has split bits {}, above {}", v,
                split_bits[v], (1u << kNumSplits) - 1);
     max_degree = std::max(max_degree, degrees[v]);
@@ -80,9 +80,10 @@ NodeFacts::NodeFacts(std::span<const int32_t> degrees, std::span<const int32_t> 
 void NodeFacts::gather(std::span<const int64_t> n_id, std::span<int32_t> degree, std::span<int64_t> y,
                        std::span<bool> masks) const {
   const size_t num = n_id.size();
-  DGCN_CHECK(degree.size() == num && y.size() == num && masks.size() == kNumSplits * num,
-             "NodeFacts::gather: {} degrees, {} labels and {} mask entries for {} nodes (expected {}, {}, {})",
-             degree.size(), y.size(), masks.size(), num, num, num, kNumSplits * num);
+  DGCN_CHECK(
+      degree.size() == num && y.size() == num && masks.size() == kNumSplits * num,
+      "NodeFacts::gather: {} degrees, {} labels and {} mask entries for {} nodes (expected {}, {}, {})",
+      degree.size(), y.size(), masks.size(), num, num, num, kNumSplits * num);
   if (wide_) {
     gather_and_unpack(reinterpret_cast<const uint64_t*>(entries_.data()), class_bits_, n_id, degree.data(),
                       y.data(), masks.data());

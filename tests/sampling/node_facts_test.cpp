@@ -67,7 +67,9 @@ void expect_equal_to_the_tables(int32_t max_degree, int32_t num_classes, size_t 
   }
 }
 
-TEST(NodeFacts, EqualsTheTablesItPacksInFourBytes) { expect_equal_to_the_tables(17000, 47, 4); }
+TEST(NodeFacts, EqualsTheTablesItPacksInFourBytes) {
+  expect_equal_to_the_tables(17000, 47, 4);
+}
 
 TEST(NodeFacts, EqualsTheTablesItPacksInEightBytes) {
   expect_equal_to_the_tables(1 << 30, NodeFacts::kMaxClass + 1, 8);
