@@ -252,13 +252,8 @@ class Fuzz:
             self.bad('gcn_norm', f'deg {dtype}',
                      lambda: op(ei, n, torch.ones(n, dtype=dtype)))
         else:
-            # int32 (a batch's deg, read in place) or int64 (converted)
-            if rng.random() < 0.5:
-                deg = torch.ones(n, dtype=torch.int)
-                deg[rng.randrange(n)] = rng.choice([-1, -10**9])
-            else:
-                deg = torch.ones(n, dtype=torch.long)
-                deg[rng.randrange(n)] = rng.choice([-1, -10**9, 2**40])
+            deg = torch.ones(n, dtype=torch.long)
+            deg[rng.randrange(n)] = rng.choice([-1, -10**9, 2**40])
             self.bad('gcn_norm', 'deg not a degree', lambda: op(ei, n, deg))
 
     def relu_dropout(self):
