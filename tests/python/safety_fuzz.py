@@ -252,8 +252,13 @@ class Fuzz:
             self.bad('gcn_norm', f'deg {dtype}',
                      lambda: op(ei, n, torch.ones(n, dtype=dtype)))
         else:
-            deg = torch.ones(n, dtype=torch.long)
-            deg[rng.randrange(n)] = rng.choice([-1, -10**9, 2**40])
+            # int32 (a batch's deg) or int64
+            if rng.random() < 0.5:
+                deg = torch.ones(n, dtype=torch.int)
+                deg[rng.randrange(n)] = rng.choice([-1, -10**9])
+            else:
+                deg = torch.ones(n, dtype=torch.long)
+                deg[rng.randrange(n)] = rng.choice([-1, -10**9, 2**40])
             self.bad('gcn_norm', 'deg not a degree', lambda: op(ei, n, deg))
 
     def relu_dropout(self):
