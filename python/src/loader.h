@@ -280,8 +280,6 @@ void bind_loader(py::module_& m) {
              });
            }),
            py::arg("store"), py::arg("labels"), py::arg("split_bits"))
-      .def_property_readonly("num_nodes", &NodeFacts::num_nodes)
-      .def_property_readonly("entry_bytes", &NodeFacts::entry_bytes)
       .def_readonly_static("max_class", &NodeFacts::kMaxClass);
 
   py::class_<Loader>(m, "Loader")
