@@ -56,14 +56,16 @@ MutableBuffer allocate_huge_page_buffer(size_t bytes) {
   return MutableBuffer::wrap(owner, p, bytes);
 }
 
-MutableBuffer allocate_populated_buffer(size_t bytes) {
+MutableBuffer allocate_populated_buffer(size_t bytes, size_t populate_bytes) {
   if (bytes == 0) return MutableBuffer();
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw Error(fmt::format("batch memory: cannot map {} bytes", bytes));
   madvise(p, bytes, MADV_NOHUGEPAGE);  // 4 KiB pages even where THP is "always"
   // A hint, as in the CPU cache's grow(): before Linux 5.14 the pages fault
   // in as they are written.
-  madvise(p, bytes, MADV_POPULATE_WRITE);
+  constexpr size_t kPage = 4096;
+  const size_t populate = std::min(bytes, round_up(std::min(populate_bytes, bytes), kPage));
+  if (populate > 0) madvise(p, populate, MADV_POPULATE_WRITE);
   std::shared_ptr<void> owner(p, [bytes](void* q) { munmap(q, bytes); });
   return MutableBuffer::wrap(owner, p, bytes);
 }
@@ -104,9 +106,13 @@ BatchMemory BatchMemoryPool::acquire(int64_t rows, int64_t num_features, int64_t
     const size_t bytes = need + need / 4;
     if (bytes < 2 * kHugePage) {
       buffer = Buffer::allocate(bytes);
+    } else if (pages_ == FreshPages::kHuge) {
+      buffer = allocate_huge_page_buffer(bytes);
     } else {
-      buffer =
-          pages_ == FreshPages::kHuge ? allocate_huge_page_buffer(bytes) : allocate_populated_buffer(bytes);
+      // Only the pages this batch writes are populated: the headroom is
+      // fresh memory (Note [Populated batch pages]) that a larger batch
+      // may never need.
+      buffer = allocate_populated_buffer(bytes, need);
     }
   }
   BatchMemory m = carve(buffer, rows, num_features, num_seeds, label_bytes);

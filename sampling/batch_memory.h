@@ -70,9 +70,10 @@ class BatchMemoryPool : public std::enable_shared_from_this<BatchMemoryPool> {
 // transparent huge pages (MADV_HUGEPAGE; a no-op where THP is off).
 MutableBuffer allocate_huge_page_buffer(size_t bytes);
 
-// An owned allocation of `bytes` bytes in 4 KiB pages (MADV_NOHUGEPAGE), all
-// mapped before it returns where the kernel can (MADV_POPULATE_WRITE, Linux
-// 5.14+; before, they fault in as written).
-MutableBuffer allocate_populated_buffer(size_t bytes);
+// An owned allocation of `bytes` bytes in 4 KiB pages (MADV_NOHUGEPAGE), whose
+// first `populate_bytes` (all by default) are mapped before it returns where
+// the kernel can (MADV_POPULATE_WRITE, Linux 5.14+; before, and past
+// populate_bytes, pages fault in as written).
+MutableBuffer allocate_populated_buffer(size_t bytes, size_t populate_bytes = SIZE_MAX);
 
 }  // namespace dgcn
