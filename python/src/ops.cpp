@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -132,23 +133,38 @@ Block block_of_csc(const at::Tensor& colptr, const at::Tensor& row, int64_t num_
 // `num_dst` rows (default: num_nodes) skip the nodes a layer only reads.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> normalized(const Block& block, int64_t num_nodes,
                                                           const std::optional<at::Tensor>& deg) {
-  std::vector<int32_t> degree(static_cast<size_t>(num_nodes));
+  std::vector<int32_t> made;  // the degrees, unless deg holds them as they are
+  std::span<const int32_t> degree;
   if (deg.has_value() && deg->defined()) {
     TORCH_CHECK_VALUE(deg->dim() == 1 && deg->size(0) == num_nodes,
                       "gcn_norm: deg must be [num_nodes = ", num_nodes, "] (got ", deg->sizes(), ")");
     TORCH_CHECK_TYPE(at::isIntegralType(deg->scalar_type(), /*includeBool=*/false),
                      "gcn_norm: deg must hold integers (got ", deg->scalar_type(), ")");
-    const at::Tensor d = deg->to(at::kCPU, at::kLong).contiguous();
-    const int64_t* p = d.data_ptr<int64_t>();
-    for (int64_t i = 0; i < num_nodes; ++i) {
-      TORCH_CHECK_VALUE(p[i] >= 0 && p[i] <= std::numeric_limits<int32_t>::max(), "gcn_norm: deg[", i,
-                        "] = ", p[i], " is not a degree");
-      degree[i] = static_cast<int32_t>(p[i]);
+    if (deg->device().is_cpu() && deg->scalar_type() == at::kInt && deg->is_contiguous()) {
+      // A batch's deg: read in place, not copied twice (~6 MB a products
+      // batch, fresh heap pages in the first epoch).
+      const int32_t* p = deg->data_ptr<int32_t>();
+      for (int64_t i = 0; i < num_nodes; ++i) {
+        TORCH_CHECK_VALUE(p[i] >= 0, "gcn_norm: deg[", i, "] = ", p[i], " is not a degree");
+      }
+      degree = {p, static_cast<size_t>(num_nodes)};
+    } else {
+      const at::Tensor d = deg->to(at::kCPU, at::kLong).contiguous();
+      const int64_t* p = d.data_ptr<int64_t>();
+      made.resize(static_cast<size_t>(num_nodes));
+      for (int64_t i = 0; i < num_nodes; ++i) {
+        TORCH_CHECK_VALUE(p[i] >= 0 && p[i] <= std::numeric_limits<int32_t>::max(), "gcn_norm: deg[", i,
+                          "] = ", p[i], " is not a degree");
+        made[i] = static_cast<int32_t>(p[i]);
+      }
+      degree = made;
     }
   } else {
+    made.assign(static_cast<size_t>(num_nodes), 0);
     for (int64_t i = 0; i < block.num_dst; ++i) {
-      degree[i] = static_cast<int32_t>(block.indptr[i + 1] - block.indptr[i]);
+      made[i] = static_cast<int32_t>(block.indptr[i + 1] - block.indptr[i]);
     }  // the nodes past num_dst have no incoming edge: in-degree 0
+    degree = made;
   }
   CsrTensor a = block_adjacency(block, degree);
   return {a.indptr, a.indices, a.values};

@@ -252,7 +252,7 @@ class Fuzz:
             self.bad('gcn_norm', f'deg {dtype}',
                      lambda: op(ei, n, torch.ones(n, dtype=dtype)))
         else:
-            # int32 (a batch's deg) or int64
+            # int32 (a batch's deg, read in place) or int64 (converted)
             if rng.random() < 0.5:
                 deg = torch.ones(n, dtype=torch.int)
                 deg[rng.randrange(n)] = rng.choice([-1, -10**9])

@@ -76,10 +76,11 @@ def test_unbiased_normalization_is_exact_with_all_neighbours(cora_store,
     assert _rel_err(blocky, full) > 1e-3
 
 
-def test_unbiased_normalization_rescales_sampled_rows():
+@pytest.mark.parametrize('dtype', [torch.long, torch.int])  # int32: in place
+def test_unbiased_normalization_rescales_sampled_rows(dtype):
     # Node 0 has 3 neighbours {1, 2, 3}; the batch sampled two of them.
     edge_index = torch.tensor([[1, 2], [0, 0]])
-    deg = torch.tensor([3, 1, 3, 1])
+    deg = torch.tensor([3, 1, 3, 1], dtype=dtype)
     rowptr, col, value = dgcn.nn.gcn_norm(edge_index, 4, deg)
     assert rowptr.tolist() == [0, 3, 4, 5, 6]
     assert col.tolist()[:3] == [0, 1, 2]
