@@ -24,6 +24,11 @@ epoch pays for all of its fresh memory instead of finding some still backed.
 Without it, the same example's first epoch took 7.4 s after a dgcn-train run
 and 12.2 s after a pause (one rank, gathered).
 
+Each pairing also gives rank 0's peak CPU cache mapping of either side
+(``cpu_cache_peak_mb``, medians; dgcn-train's ``memory`` summary, the
+example's JSON): the fresh memory behind most of a first epoch's cost on a
+VM, counted, so it moves only with the code and not with the host's noise.
+
 A third, ``pyg``, where PyG's own ``NeighborLoader`` can run (it needs
 pyg-lib or torch-sparse; the JSON says which this environment has): PyG's
 recipe as its users write it (bench/pyg_epoch.py: every layer over every
@@ -57,7 +62,8 @@ def run_json(cmd, env):
 
 
 def dgcn_train(args, gather, epochs):
-    """dgcn-train's training seconds of each epoch (its --metrics-out)."""
+    """dgcn-train's training seconds of each epoch (its --metrics-out) and
+    rank 0's peak CPU cache mapping in bytes (its summary's memory)."""
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, 'metrics.jsonl')
         cmd = [os.path.join(args.bin, 'dgcn-train'), '--data', args.data,
@@ -70,10 +76,12 @@ def dgcn_train(args, gather, epochs):
                '--metrics-out', metrics] + model_flags(args)
         if gather:
             cmd.append('--gather-in-loader')
-        run_json(cmd, os.environ)
+        summary = run_json(cmd, os.environ)
         with open(metrics) as f:
             lines = [json.loads(line) for line in f]
-    return [line['epoch_s'] for line in lines if 'epoch_s' in line]
+    peak = summary.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
+    return ([line['epoch_s'] for line in lines if 'epoch_s' in line],
+            peak[0] if peak else None)
 
 
 def launch(args, script_args, env):
@@ -171,7 +179,7 @@ def pyg_pairing(args, batches):
         if not batches:
             # One epoch tells the count.
             batches = python_example(args, False, 1)['batches_per_epoch']
-        cpp.append(dgcn_train(args, False, 1)[0] / batches)
+        cpp.append(dgcn_train(args, False, 1)[0][0] / batches)
         print(f'pyg: dgcn-train {cpp[-1]:.3f} s/batch, PyG {py[-1]:.3f} '
               's/batch', file=sys.stderr, flush=True)
     return {'dgcn_train_s_per_batch': cpp, 'pyg_s_per_batch': py,
@@ -249,6 +257,9 @@ def main():
             continue
         gather = pairing == 'gathered'
         runs = {'python': [], 'dgcn_train': []}
+        # Rank 0's peak CPU cache mapping, MB: the fresh memory a first
+        # epoch pays for (models/cpu_allocator.cpp), counted rather than timed.
+        cache_mb = {'python': [], 'dgcn_train': []}
         for repeat in range(args.repeats):
             # Taking turns: the second run finds memory the first freed.
             order = ['python', 'dgcn_train'][::1 if repeat % 2 == 0 else -1]
@@ -258,14 +269,20 @@ def main():
                     run = python_example(args, gather)
                     batches = batches or run['batches_per_epoch']
                     epoch_s = run['epoch_s']
+                    peak = run.get('cpu_cache_peak_mapped_bytes')
                 else:
-                    epoch_s = dgcn_train(args, gather, args.epochs)
+                    epoch_s, peak = dgcn_train(args, gather, args.epochs)
                 runs[side].append([s / batches for s in epoch_s])
+                if peak is not None:
+                    cache_mb[side].append(peak / 2**20)
             print(f'{pairing}: s/batch by epoch: dgcn-train '
                   f'{fmt(runs["dgcn_train"][-1])}, python '
                   f'{fmt(runs["python"][-1])} ({" first, ".join(order)} '
                   'second)', file=sys.stderr, flush=True)
-        result[pairing] = {'first_epoch': compare(runs, slice(0, 1))}
+        result[pairing] = {'first_epoch': compare(runs, slice(0, 1)),
+                           'cpu_cache_peak_mb': {
+                               side: statistics.median(mb) if mb else None
+                               for side, mb in cache_mb.items()}}
         if args.epochs > 1:
             result[pairing]['later_epochs'] = compare(runs, slice(1, None))
     print(json.dumps(result, indent=1))

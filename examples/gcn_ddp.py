@@ -80,6 +80,11 @@ def param_checksum(model):
     return h.hexdigest()[:16]
 
 
+def cache_peak_bytes():
+    stats = dgcn.cpu_cache_stats()
+    return stats['peak_mapped_bytes'] if stats['installed'] else None
+
+
 def run(args):
     device = torch.device(args.device)
     if args.read_store and device.type != 'cpu':
@@ -151,7 +156,11 @@ def run(args):
     result = {'rank': rank, 'world_size': world_size,
               'batches_per_epoch': len(train_loader), 'test_acc': test_acc,
               'val_acc': val_acc, 'train_s': sum(epoch_s), 'epoch_s': epoch_s,
-              'param_checksum': param_checksum(model)}
+              'param_checksum': param_checksum(model),
+              # The most memory dgcn.enable_cpu_cache's blocks held (None
+              # without it), as dgcn-train's memory.cpu_cache_peak_mapped_bytes:
+              # bench/python_epoch_bench.py compares the two.
+              'cpu_cache_peak_mapped_bytes': cache_peak_bytes()}
     print(json.dumps(result), flush=True)
     if args.out:
         os.makedirs(args.out, exist_ok=True)

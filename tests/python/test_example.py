@@ -31,3 +31,6 @@ def test_gcn_ddp_two_ranks(cora_path, tmp_path):
     for r in results:
         assert len(r['epoch_s']) == 10 and min(r['epoch_s']) > 0
         assert abs(sum(r['epoch_s']) - r['train_s']) < 1e-9
+        # The CPU cache is on by default (dgcn.enable_cpu_cache); the bench
+        # compares its peak with dgcn-train's.
+        assert isinstance(r['cpu_cache_peak_mapped_bytes'], int)
