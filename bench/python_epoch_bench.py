@@ -179,7 +179,8 @@ def pyg_pairing(args, batches):
         if not batches:
             # One epoch tells the count.
             batches = python_example(args, False, 1)['batches_per_epoch']
-        cpp.append(dgcn_train(args, False, 1)[0][0] / batches)
+        epoch_s, _ = dgcn_train(args, False, 1)
+        cpp.append(epoch_s[0] / batches)
         print(f'pyg: dgcn-train {cpp[-1]:.3f} s/batch, PyG {py[-1]:.3f} '
               's/batch', file=sys.stderr, flush=True)
     return {'dgcn_train_s_per_batch': cpp, 'pyg_s_per_batch': py,
