@@ -12,15 +12,13 @@
 
 namespace dgcn {
 
-namespace {}  // namespace
-
 NeighborLoader::NeighborLoader(const GraphStore& store, LoaderOptions options, BatchAllocator allocator,
                                BatchProducer* producer)
     : store_(store),
       options_(std::move(options)),
-      allocator_(allocator
-                     ? std::move(allocator)
-                     : BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 1)->allocator()),
+      own_pool_(allocator ? nullptr
+                          : BatchMemoryPool::create(options_.queue_depth + options_.num_workers + 1)),
+      allocator_(allocator ? std::move(allocator) : own_pool_->allocator()),
       producer_(producer),
       label_bytes_(store.label_bytes()) {
   check_sampler_options(options_.sampler, "loader");
@@ -104,8 +102,13 @@ void NeighborLoader::recycle(LoadedBatch&& batch) {
 }
 
 LoaderStats NeighborLoader::stats() const {
-  MutexLock lock(&mutex_);
-  return stats_;
+  LoaderStats s;
+  {
+    MutexLock lock(&mutex_);
+    s = stats_;
+  }
+  if (own_pool_) s.buffers_created = static_cast<int64_t>(own_pool_->buffers_created());
+  return s;
 }
 
 void NeighborLoader::work() {

@@ -75,6 +75,11 @@ struct LoaderStats {
   double worker_busy_s = 0;     // time workers spent sampling and gathering (summed)
   int64_t batches = 0;          // batches handed out by next(), all epochs
   int64_t peak_in_flight = 0;   // most batches claimed but not yet handed out; <= queue_depth
+  // Fresh buffers the loader's own batch memory pool made, all epochs (0 with
+  // a caller's allocator): about queue_depth plus the batches the consumer
+  // holds at once (Note [Loader flow control]), more where a batch outgrows
+  // every free buffer.
+  int64_t buffers_created = 0;
 };
 
 // How a worker makes batch b of a plan, when not by sampling the loader's
@@ -146,6 +151,7 @@ class NeighborLoader {
 
   const GraphStore& store_;
   const LoaderOptions options_;
+  const std::shared_ptr<BatchMemoryPool> own_pool_;  // without a caller's allocator; else null
   const BatchAllocator allocator_;
   BatchProducer* const producer_;  // nullptr: produce() samples store_
   const int64_t label_bytes_;

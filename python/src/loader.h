@@ -201,6 +201,9 @@ class Loader {
     d["worker_busy_s"] = s.worker_busy_s;
     d["batches"] = s.batches;
     d["peak_in_flight"] = s.peak_in_flight;
+    // Fresh buffers of the feature rows (the loader's pool) and of the index arrays (pool_).
+    d["feature_buffers_created"] = s.buffers_created;
+    d["index_buffers_created"] = static_cast<int64_t>(pool_->buffers_created());
     return d;
   }
 

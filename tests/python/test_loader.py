@@ -163,6 +163,30 @@ def test_abandoned_iteration_restarts_cleanly(cora_store):
     del loader, it  # workers stop without hanging
 
 
+def test_batch_memory_is_reused_once_the_loop_drops_a_batch(cora_store):
+    # The C++ loader's pools (sampling/batch_memory.h) make a fresh buffer
+    # for every batch a loop keeps, and reuse those of dropped batches.
+    def buffers_created(keep):
+        loader = NeighborLoader(cora_store, num_neighbors=[5, 5],
+                                batch_size=16, shuffle=False)
+        it = iter(loader)
+        cpp = it.cpp
+        kept = [batch for batch in it] if keep else None
+        if not keep:
+            for batch in it:
+                pass
+        stats = cpp.stats()
+        assert stats['batches'] == len(loader)
+        del kept
+        return (stats['batches'], stats['feature_buffers_created'],
+                stats['index_buffers_created'])
+
+    num_batches, feature, index = buffers_created(keep=True)
+    assert num_batches >= 8 and feature == index == num_batches
+    num_batches, feature, index = buffers_created(keep=False)
+    assert 1 <= feature < num_batches and 1 <= index < num_batches
+
+
 _PYG_IMPORT = '''
 import sys
 import dgcn

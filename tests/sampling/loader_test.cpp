@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "base/digest.h"
 #include "base/error.h"
@@ -174,6 +175,39 @@ TEST(Loader, NeverHoldsMoreThanTheQueueDepth) {
     EXPECT_GT(s.worker_blocked_s, 0.0);
     EXPECT_GT(s.worker_busy_s, 0.0);
   }
+}
+
+// LoaderStats::buffers_created counts the fresh buffers of the loader's own
+// pool: a consumer that keeps every batch needs one each; one that drops each
+// batch before the next reuses them; a caller's allocator is not counted.
+TEST(Loader, CountsTheFreshBuffersOfItsOwnPool) {
+  GraphStore store = test_store();
+  const EpochPlan plan = plan_epoch(store.train_nodes(), {.batch_size = 25});
+  ASSERT_GE(plan.num_batches, 8);
+  const LoaderOptions options{.sampler = {.fanouts = {3, 3}}, .num_workers = 1, .queue_depth = 2};
+  {
+    NeighborLoader loader(store, options);
+    loader.start_epoch(plan);
+    std::vector<LoadedBatch> kept;
+    while (auto batch = loader.next()) kept.push_back(std::move(*batch));
+    EXPECT_EQ(loader.stats().buffers_created, plan.num_batches);
+  }
+  {
+    NeighborLoader loader(store, options);
+    loader.start_epoch(plan);
+    while (auto batch = loader.next()) {
+    }
+    const int64_t created = loader.stats().buffers_created;
+    EXPECT_GE(created, 1);
+    EXPECT_LT(created, plan.num_batches) << "dropped batches' buffers are reused";
+  }
+  CountingAllocator counting;
+  NeighborLoader loader(store, options, counting.make());
+  loader.start_epoch(plan);
+  while (auto batch = loader.next()) {
+  }
+  EXPECT_EQ(counting.calls.load(), plan.num_batches);
+  EXPECT_EQ(loader.stats().buffers_created, 0);
 }
 
 TEST(Loader, WorkerErrorReachesTheConsumerWithItsMessage) {
