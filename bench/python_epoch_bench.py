@@ -4,7 +4,8 @@ Both train the same GCN (3 layers, ``--hidden``, Adam, dropout 0.5) on the
 same store with the same fanouts, batch size per rank, ranks, torch threads
 and sampler workers, for ``--epochs`` epochs (or their first ``--batches``
 batches each), no evaluation; each reports its training seconds per epoch.
-Two pairings, ``--repeats`` times each, medians:
+Two pairings, ``--repeats`` times each, medians (and the median of each
+repeat's ratio, its two runs back to back):
 
 - ``read_store``: dgcn-train as it runs by default (the first layer reads the
   feature rows from the store) against the example with ``--read-store``
@@ -161,13 +162,20 @@ def fmt(per_batch):
 
 def compare(runs, epochs):
     """Seconds per batch of each run over the epochs `epochs` (a slice of
-    its epochs, averaged), and the ratio of the medians."""
+    its epochs, averaged), the ratio of the medians, and the ratio within
+    each repeat, whose two runs came one after the other, so that a slow
+    spell of the host weighs on both sides of one ratio rather than on one
+    side's median."""
     per_run = {side: [statistics.mean(r[epochs]) for r in rs]
                for side, rs in runs.items()}
+    by_repeat = [py / cpp for py, cpp in zip(per_run['python'],
+                                             per_run['dgcn_train'])]
     return {'dgcn_train_s_per_batch': per_run['dgcn_train'],
             'python_s_per_batch': per_run['python'],
             'python_over_dgcn_train': statistics.median(per_run['python']) /
-            statistics.median(per_run['dgcn_train'])}
+            statistics.median(per_run['dgcn_train']),
+            'python_over_dgcn_train_by_repeat': by_repeat,
+            'median_of_repeat_ratios': statistics.median(by_repeat)}
 
 
 def pyg_pairing(args, batches):

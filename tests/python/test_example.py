@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import SOURCE_DIR
 
 
@@ -34,3 +36,23 @@ def test_gcn_ddp_two_ranks(cora_path, tmp_path):
         # The CPU cache is on by default (dgcn.enable_cpu_cache); the bench
         # compares its peak with dgcn-train's.
         assert isinstance(r['cpu_cache_peak_mapped_bytes'], int)
+
+
+def test_bench_ratios_pair_the_runs_of_one_repeat():
+    # bench/python_epoch_bench.py divides each repeat's Python run by the
+    # dgcn-train run beside it, over the epochs asked for.
+    sys.path.insert(0, str(SOURCE_DIR / 'bench'))
+    try:
+        import python_epoch_bench as bench
+    finally:
+        sys.path.pop(0)
+    runs = {'python': [[0.8, 0.4, 0.2], [0.9, 0.6, 0.6]],
+            'dgcn_train': [[0.4, 0.3, 0.3], [1.2, 0.5, 0.5]]}
+    first = bench.compare(runs, slice(0, 1))
+    assert first['python_over_dgcn_train_by_repeat'] == pytest.approx(
+        [2.0, 0.75])
+    assert first['median_of_repeat_ratios'] == pytest.approx(1.375)
+    assert first['python_over_dgcn_train'] == pytest.approx(0.85 / 0.8)
+    later = bench.compare(runs, slice(1, None))
+    assert later['python_over_dgcn_train_by_repeat'] == pytest.approx(
+        [1.0, 1.2])
