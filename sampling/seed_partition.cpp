@@ -1,6 +1,7 @@
 #include "sampling/seed_partition.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "base/error.h"
 #include "base/random.h"
@@ -79,13 +80,19 @@ EpochPlan plan_epoch(std::span<const int64_t> nodes, const ShardOptions& o) {
   const int64_t per_rank = (n + o.world_size - 1) / o.world_size;
   const int64_t padded = per_rank * o.world_size;
   // Every rank orders all nodes the same way, pads, then keeps its own slice.
-  std::vector<int64_t> order =
-      o.shuffle ? epoch_shuffle(nodes, o.seed, o.epoch) : std::vector<int64_t>(nodes.begin(), nodes.end());
+  // The shuffle moves positions as it would move the nodes (it never reads
+  // them), so the order is the same and each seed's position comes with it.
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  if (o.shuffle) order = epoch_shuffle(order, o.seed, o.epoch);
   for (int64_t i = n; i < padded; ++i) order.push_back(order[static_cast<size_t>(i - n)]);
   const int64_t begin = per_rank * o.rank;
-  plan.seeds.assign(order.begin() + begin, order.begin() + begin + per_rank);
   plan.num_batches = o.drop_last ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
-  plan.seeds.resize(std::min<int64_t>(per_rank, plan.num_batches * o.batch_size));
+  plan.positions.assign(order.begin() + begin,
+                        order.begin() + begin + std::min<int64_t>(per_rank, plan.num_batches * o.batch_size));
+  plan.seeds.resize(plan.positions.size());
+  for (size_t i = 0; i < plan.positions.size(); ++i)
+    plan.seeds[i] = nodes[static_cast<size_t>(plan.positions[i])];
   plan.repeated = padded - n;
   plan.dropped = (per_rank - static_cast<int64_t>(plan.seeds.size())) * o.world_size;
   return plan;

@@ -44,7 +44,10 @@ struct EpochPlan {
   int world_size = 1;
   int64_t batch_size = 1;
   std::vector<int64_t> seeds;  // this rank's seeds in batch order
-  int64_t num_batches = 0;     // the same on every rank
+  // seeds[i] is nodes[positions[i]], the `nodes` plan_epoch was given (PyG's
+  // input_id); empty from plan_local_epoch.
+  std::vector<int64_t> positions;
+  int64_t num_batches = 0;  // the same on every rank
   // Empty: batch b is seeds[b * batch_size, ...) (plan_epoch). Else batch b
   // is seeds[bounds[b], bounds[b + 1]) (plan_local_epoch).
   std::vector<int64_t> bounds;

@@ -286,7 +286,6 @@ class NeighborLoader:
         self._prefetch = prefetch
         self._gather = gather_features
         self.input_nodes = self._seeds(input_nodes)
-        self._input_pos = None
         if self.partition is not None:
             if (self.rank, self.world_size) != (self.partition.store.part_index,
                                                 self.partition.parts):
@@ -354,16 +353,6 @@ class NeighborLoader:
             raise ValueError(f"NeighborLoader: input_nodes[{i}] = {int(ids[i])}"
                              f" is not a node id in [0, {n})")
         return ids
-
-    def _input_id(self, seeds: torch.Tensor) -> torch.Tensor:
-        # Each seed's position in input_nodes (PyG's input_id).
-        if self._input_pos is None:
-            n = (self.store.num_nodes if self.partition is None else
-                 self.partition.num_nodes)
-            pos = torch.full((n, ), -1, dtype=torch.long)
-            pos[self.input_nodes] = torch.arange(self.input_nodes.numel())
-            self._input_pos = pos
-        return self._input_pos[seeds]
 
     def set_epoch(self, epoch: int):
         r"""Makes the next iteration epoch :obj:`epoch`."""
@@ -446,7 +435,7 @@ class _Iterator:
             raise StopIteration
         loader = self.loader
         (n_id, ei, colptr, x, deg, batch_size, nodes, edges, seed_y, y,
-         split_masks) = out
+         split_masks, input_id) = out
         edge_index = _block_edge_index(ei, colptr, n_id.numel())
         if x is None and loader._x is not None:
             x = loader._x[n_id]
@@ -482,7 +471,7 @@ class _Iterator:
             for key, (value, dim) in loader._edge_attrs.items():
                 batch[key] = value.index_select(dim,
                                                 batch.e_id.to(value.device))
-        batch.input_id = loader._input_id(n_id[:batch_size])
+        batch.input_id = input_id
         batch.deg = deg
         batch.batch_size = batch_size
         batch.num_sampled_nodes = nodes

@@ -51,16 +51,17 @@ EpochPlan make_plan(const at::Tensor& nodes, uint64_t seed, int64_t epoch, int r
 
 using PyBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, at::Tensor, int64_t,
                            std::vector<int64_t>, std::vector<int64_t>, std::optional<at::Tensor>,
-                           std::optional<at::Tensor>, std::optional<at::Tensor>>;
+                           std::optional<at::Tensor>, std::optional<at::Tensor>, at::Tensor>;
 
 // The loader of sampling/loader.h over a Store or a Partition, whose batches
 // come out as tensors: (n_id, edge_index, colptr, x, deg, batch_size,
-// num_sampled_nodes, num_sampled_edges, seed_labels, y, split_masks) with PyG's conventions
+// num_sampled_nodes, num_sampled_edges, seed_labels, y, split_masks, input_id) with PyG's conventions
 // (colptr [num + 1]: the block's own indptr, edge_index's CSC pointer, so
 // that the layers need not sort the edges again)
 // (python/dgcn/loader.py); seed_labels (int32, the seeds' classes) only from
 // a partition, whose part holds no other node's label; y (int64 [num]) and
-// split_masks (bool [3, num]: train, val, test) only after set_node_facts.
+// split_masks (bool [3, num]: train, val, test) only after set_node_facts;
+// input_id (int64 [batch_size]) the seeds' positions in the epoch's nodes.
 class Loader {
  public:
   Loader(const Store& store, std::vector<int64_t> fanouts, bool replace, int num_workers, int queue_depth,
@@ -109,6 +110,9 @@ class Loader {
     }
     EpochPlan plan = make_plan(ids, seed, epoch, rank, world_size, batch_size, shuffle, drop_last);
     const int64_t num_batches = plan.num_batches;
+    positions_ = std::move(plan.positions);  // the workers need only the seeds
+    batch_size_ = plan.batch_size;
+    next_batch_ = 0;
     py::gil_scoped_release release;
     loader_->start_epoch(std::move(plan));
     return num_batches;
@@ -128,6 +132,7 @@ class Loader {
     std::optional<LoadedBatch> batch;
     at::Tensor n_id, edge_index, colptr, deg;
     std::optional<at::Tensor> x, seed_labels, y, split_masks;
+    at::Tensor input_id;
     int64_t num_seeds = 0;
     std::vector<int64_t> nodes, edges;
     {
@@ -180,6 +185,11 @@ class Loader {
         x = leased(batch->features.data(), {num, store_->num_features}, at::kFloat, batch->lease);
       }
       num_seeds = s.num_seeds;
+      // Batches come in plan order: batch b's seeds are seeds[b * batch_size, ...).
+      const int64_t first = next_batch_++ * batch_size_;
+      TORCH_INTERNAL_ASSERT(first + num_seeds <= static_cast<int64_t>(positions_.size()));
+      input_id = at::empty({num_seeds}, at::kLong);
+      std::copy_n(positions_.begin() + first, num_seeds, input_id.data_ptr<int64_t>());
       if (producer_ && store_->task == Task::kSingleLabel) {
         seed_labels = at::empty({num_seeds}, at::kInt);
         std::memcpy(seed_labels->data_ptr(), batch->labels.data(), static_cast<size_t>(num_seeds) * 4);
@@ -189,8 +199,9 @@ class Loader {
       batch->lease.reset();
       loader_->recycle(std::move(*batch));
     }
-    return PyBatch{n_id,        edge_index, colptr,     x, deg, num_seeds, std::move(nodes), std::move(edges),
-                   seed_labels, y,          split_masks};
+    return PyBatch{n_id,        edge_index, colptr,           x,
+                   deg,         num_seeds,  std::move(nodes), std::move(edges),
+                   seed_labels, y,          split_masks,      input_id};
   }
 
   py::dict stats() const {
@@ -240,6 +251,10 @@ class Loader {
   std::shared_ptr<BatchMemoryPool> pool_;
   bool gather_features_ = false;
   std::shared_ptr<const NodeFacts> facts_;  // set_node_facts's, or null
+  // The epoch's EpochPlan::positions, and the batch next() hands out next.
+  std::vector<int64_t> positions_;
+  int64_t batch_size_ = 1;
+  int64_t next_batch_ = 0;
 };
 
 void bind_loader(py::module_& m) {

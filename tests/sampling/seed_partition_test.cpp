@@ -82,6 +82,37 @@ TEST(SeedPartition, ShardsCoverEveryNodeAndAreEqualInBatches) {
   }
 }
 
+// positions[i] is where seeds[i] sits in the nodes given (PyG's input_id):
+// every position of every rank's shard, each once but for the padding, also
+// when `nodes` repeats a node.
+TEST(SeedPartition, PositionsPointEachSeedBackIntoTheNodesGiven) {
+  std::vector<int64_t> nodes = iota_nodes(101, 500);
+  nodes[7] = nodes[50] = 512;  // a node given three times
+  for (bool shuffle : {false, true}) {
+    for (int world : {1, 3}) {
+      SCOPED_TRACE(fmt::format("shuffle {} world {}", shuffle, world));
+      std::map<int64_t, int> times;
+      for (int rank = 0; rank < world; ++rank) {
+        const EpochPlan p = plan_epoch(
+            nodes,
+            {.seed = 9, .epoch = 2, .rank = rank, .world_size = world, .batch_size = 8, .shuffle = shuffle});
+        ASSERT_EQ(p.positions.size(), p.seeds.size());
+        for (size_t i = 0; i < p.seeds.size(); ++i) {
+          ASSERT_GE(p.positions[i], 0);
+          ASSERT_LT(p.positions[i], static_cast<int64_t>(nodes.size()));
+          EXPECT_EQ(nodes[static_cast<size_t>(p.positions[i])], p.seeds[i]) << "seed " << i;
+          ++times[p.positions[i]];
+        }
+      }
+      EXPECT_EQ(times.size(), nodes.size());
+      int repeated = 0;
+      for (const auto& [position, n] : times) repeated += n - 1;
+      EXPECT_EQ(repeated, (world - static_cast<int>(nodes.size()) % world) % world);
+    }
+  }
+  EXPECT_TRUE(plan_local_epoch(nodes, 4, {}).positions.empty());
+}
+
 TEST(SeedPartition, FewerNodesThanRanksIsAnError) {
   try {
     plan_epoch(iota_nodes(3), {.rank = 0, .world_size = 4});
