@@ -171,13 +171,12 @@ def test_batch_memory_is_reused_once_the_loop_drops_a_batch(cora_store):
                                 batch_size=16, shuffle=False)
         it = iter(loader)
         cpp = it.cpp
-        kept = [batch for batch in it] if keep else None
-        if not keep:
-            for batch in it:
-                pass
+        kept = []
+        for batch in it:  # a PyG loop: `batch` lives while the next is made
+            if keep:
+                kept.append(batch)
         stats = cpp.stats()
         assert stats['batches'] == len(loader)
-        del kept
         return (stats['batches'], stats['feature_buffers_created'],
                 stats['index_buffers_created'])
 
