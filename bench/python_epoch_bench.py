@@ -25,6 +25,19 @@ epoch pays for all of its fresh memory instead of finding some still backed.
 Without it, the same example's first epoch took 7.4 s after a dgcn-train run
 and 12.2 s after a pause (one rank, gathered).
 
+``--side-by-side`` runs the two sides of a pairing at the same time instead,
+each with ``--ranks`` ranks pinned to its own half of the CPUs (the halves
+swap every repeat), both mapping the store's one expanded copy (``--load
+shared``): a slow or fast spell of the host, which on a shared VM moves one
+side's seconds per batch by 20% from one minute to the next, then falls on
+both sides of a ratio at once. The side that starts faster waits as long as
+the previous repeat's first epochs were apart, so that they begin together,
+and each side runs one epoch more than is compared, so that the other's
+compared epochs never run alone; ``overlap`` says which share of the
+compared epochs' time the other side was training (1.0: all of it). On 2
+CPUs that is one rank a side (``--ranks 1``): the per-batch work of every
+rank, without the all-reduce between ranks.
+
 Each pairing also gives rank 0's peak CPU cache mapping of either side
 (``cpu_cache_peak_mb``, medians; dgcn-train's ``memory`` summary, the
 example's JSON): the fresh memory behind most of a first epoch's cost on a
@@ -62,27 +75,34 @@ def run_json(cmd, env):
     return json.JSONDecoder().raw_decode(lines[0])[0]
 
 
+def dgcn_train_cmd(args, gather, epochs, metrics, extra=()):
+    cmd = [os.path.join(args.bin, 'dgcn-train'), '--data', args.data,
+           '--nproc-per-node', str(args.ranks), '--epochs', str(epochs),
+           '--max-batches', str(args.batches), '--eval', 'none',
+           '--num-neighbors', args.num_neighbors,
+           '--batch-size', str(args.batch_size),
+           '--hidden', str(args.hidden), '--threads', str(args.threads),
+           '--workers', str(args.workers), '--seed', str(args.seed),
+           '--metrics-out', metrics] + model_flags(args) + list(extra)
+    return cmd + ['--gather-in-loader'] if gather else cmd
+
+
+def metrics_epochs(metrics):
+    """The epoch lines of dgcn-train's --metrics-out file."""
+    with open(metrics) as f:
+        return [line for line in map(json.loads, f) if 'epoch_s' in line]
+
+
 def dgcn_train(args, gather, epochs):
     """dgcn-train's training seconds of each epoch (its --metrics-out) and
     rank 0's peak CPU cache mapping in bytes (its summary's memory)."""
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, 'metrics.jsonl')
-        cmd = [os.path.join(args.bin, 'dgcn-train'), '--data', args.data,
-               '--nproc-per-node', str(args.ranks), '--epochs', str(epochs),
-               '--max-batches', str(args.batches), '--eval', 'none',
-               '--num-neighbors', args.num_neighbors,
-               '--batch-size', str(args.batch_size),
-               '--hidden', str(args.hidden), '--threads', str(args.threads),
-               '--workers', str(args.workers), '--seed', str(args.seed),
-               '--metrics-out', metrics] + model_flags(args)
-        if gather:
-            cmd.append('--gather-in-loader')
-        summary = run_json(cmd, os.environ)
-        with open(metrics) as f:
-            lines = [json.loads(line) for line in f]
+        summary = run_json(dgcn_train_cmd(args, gather, epochs, metrics),
+                           os.environ)
+        lines = metrics_epochs(metrics)
     peak = summary.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
-    return ([line['epoch_s'] for line in lines if 'epoch_s' in line],
-            peak[0] if peak else None)
+    return [line['epoch_s'] for line in lines], peak[0] if peak else None
 
 
 def launch(args, script_args, env):
@@ -112,29 +132,138 @@ def launch(args, script_args, env):
     return json.JSONDecoder().raw_decode(lines[0])[0]
 
 
-def python_example(args, gather, epochs=None):
+def python_example_cmd(args, gather, epochs=None, extra=()):
     cmd = [os.path.join(args.source, 'examples', 'gcn_ddp.py'),
            '--data', args.data, '--epochs', str(epochs or args.epochs),
            '--max-batches', str(args.batches), '--no-eval',
            '--num-neighbors', args.num_neighbors,
            '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
            '--threads', str(args.threads), '--workers', str(args.workers),
-           '--seed', str(args.seed)]
-    if not gather:
-        cmd.append('--read-store')
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    return launch(args, cmd, env)
+           '--seed', str(args.seed)] + list(extra)
+    return cmd if gather else cmd + ['--read-store']
 
 
-def pyg_epoch(args):
-    cmd = [os.path.join(args.source, 'bench', 'pyg_epoch.py'),
-           '--data', args.data, '--max-batches', str(args.pyg_batches),
-           '--num-neighbors', args.num_neighbors,
-           '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
-           '--threads', str(args.threads), '--seed', str(args.seed)
-           ] + model_flags(args)
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    return launch(args, cmd, env)['train_s']
+def python_env(args):
+    return dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+
+
+def python_example(args, gather, epochs=None):
+    return launch(args, python_example_cmd(args, gather, epochs),
+                  python_env(args))
+
+
+def cpu_halves():
+    """This process's CPUs split in two equal halves, one per side of a
+    --side-by-side run."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit('--side-by-side needs at least 2 CPUs (one a side)')
+    half = len(cpus) // 2
+    return cpus[:half], cpus[half:2 * half]
+
+
+def start_pinned(cmd, env, cpus, tmp, name):
+    """cmd started on `cpus` (its children inherit them), its output in
+    files (two processes at once never block on a full pipe)."""
+    out = open(os.path.join(tmp, name + '.out'), 'w+')
+    err = open(os.path.join(tmp, name + '.err'), 'w+')
+    proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True,
+                            preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    return proc, out, err
+
+
+def finish(started, cmd):
+    """The first JSON object of the process's stdout, after it exits."""
+    proc, out, err = started
+    proc.wait()
+    out.seek(0)
+    err.seek(0)
+    lines = [ln for ln in out.read().splitlines() if ln.startswith('{')]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+                           f"{err.read()[-3000:]}")
+    return json.JSONDecoder().raw_decode(lines[0])[0]
+
+
+def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag):
+    """One repeat of --side-by-side: the example and dgcn-train at once, each
+    on its own CPUs, both mapping the store's one expanded copy (--load
+    shared); the later starter delayed by `lag` seconds (> 0: dgcn-train)
+    so that their first epochs begin together. Each runs one epoch more
+    than compared, so that the other's compared epochs never run alone.
+    Returns each side's epochs as (start, end) times (Unix seconds) of the
+    compared ones, and rank 0's peak CPU cache mapping of each."""
+    epochs = args.epochs + 1
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = os.path.join(tmp, 'metrics.jsonl')
+        py_cmd = [sys.executable, '-m', 'torch.distributed.run',
+                  '--standalone', '--nproc-per-node', str(args.ranks)] + \
+            python_example_cmd(args, gather, epochs, ['--load', 'shared'])
+        cpp_cmd = dgcn_train_cmd(args, gather, epochs, metrics,
+                                 ['--load', 'shared'])
+        first, second = (('python', py_cmd), ('cpp', cpp_cmd))[::1 if lag >= 0
+                                                              else -1]
+        started = {}
+        for i, (side, cmd) in enumerate((first, second)):
+            if i == 1:
+                time.sleep(abs(lag))
+            cpus = python_cpus if side == 'python' else cpp_cpus
+            env = python_env(args) if side == 'python' else os.environ
+            started[side] = start_pinned(cmd, env, cpus, tmp, side)
+        py = finish(started['python'], py_cmd)
+        summary = finish(started['cpp'], cpp_cmd)
+        lines = metrics_epochs(metrics)
+    spans = {'python': [(end - s, end) for s, end in
+                        zip(py['epoch_s'], py['epoch_end_time'])],
+             'dgcn_train': [(ln['end_time'] - ln['epoch_s'], ln['end_time'])
+                            for ln in lines]}
+    peak = summary.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
+    return spans, {'python': py.get('cpu_cache_peak_mapped_bytes'),
+                   'dgcn_train': peak[0] if peak else None}, \
+        py['batches_per_epoch']
+
+
+def overlap(spans, other):
+    """The share of `spans`' time during which `other` was training."""
+    lo, hi = other[0][0], other[-1][1]
+    inside = sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in spans)
+    return inside / sum(e - s for s, e in spans)
+
+
+def side_by_side_pairing(args, gather, batches):
+    """--side-by-side: the two sides at the same time on halves of the
+    CPUs, which swap every repeat, so that the host's slow and fast spells
+    fall on both sides of each ratio at once."""
+    halves = cpu_halves()
+    runs = {'python': [], 'dgcn_train': []}
+    cache_mb = {'python': [], 'dgcn_train': []}
+    offsets, overlaps, lag = [], [], 0.0
+    for repeat in range(args.repeats):
+        python_cpus, cpp_cpus = halves[::1 if repeat % 2 == 0 else -1]
+        time.sleep(args.settle)
+        spans, peaks, per_epoch = side_by_side_repeat(
+            args, gather, python_cpus, cpp_cpus, lag)
+        batches = batches or per_epoch
+        # The first epochs' start offset steers the next repeat's delay.
+        offset = spans['python'][0][0] - spans['dgcn_train'][0][0]
+        lag += offset
+        offsets.append(offset)
+        compared = {side: s[:args.epochs] for side, s in spans.items()}
+        overlaps.append(min(
+            overlap(compared['python'], spans['dgcn_train']),
+            overlap(compared['dgcn_train'], spans['python'])))
+        for side in runs:
+            runs[side].append([(e - s) / batches for s, e in compared[side]])
+            if peaks[side] is not None:
+                cache_mb[side].append(peaks[side] / 2**20)
+        pairing = 'gathered' if gather else 'read_store'
+        print(f'{pairing} side by side: s/batch by epoch: dgcn-train '
+              f'{fmt(runs["dgcn_train"][-1])} (CPUs {cpp_cpus}), python '
+              f'{fmt(runs["python"][-1])} (CPUs {python_cpus}); first epochs '
+              f'{offset:+.2f} s apart', file=sys.stderr, flush=True)
+    return runs, cache_mb, {'cpus': [list(h) for h in halves],
+                            'first_epoch_offsets_s': offsets,
+                            'overlap': overlaps}
 
 
 def model_flags(args):
@@ -196,6 +325,36 @@ def pyg_pairing(args, batches):
             statistics.median(cpp)}
 
 
+def sequential_pairing(args, gather, batches):
+    """The two sides one after the other, --repeats times, taking turns at
+    running first; each run after --settle seconds of idle."""
+    runs = {'python': [], 'dgcn_train': []}
+    # Rank 0's peak CPU cache mapping, MB: the fresh memory a first
+    # epoch pays for (models/cpu_allocator.cpp), counted rather than timed.
+    cache_mb = {'python': [], 'dgcn_train': []}
+    for repeat in range(args.repeats):
+        # Taking turns: the second run finds memory the first freed.
+        order = ['python', 'dgcn_train'][::1 if repeat % 2 == 0 else -1]
+        for side in order:
+            time.sleep(args.settle)
+            if side == 'python':
+                run = python_example(args, gather)
+                batches = batches or run['batches_per_epoch']
+                epoch_s = run['epoch_s']
+                peak = run.get('cpu_cache_peak_mapped_bytes')
+            else:
+                epoch_s, peak = dgcn_train(args, gather, args.epochs)
+            runs[side].append([s / batches for s in epoch_s])
+            if peak is not None:
+                cache_mb[side].append(peak / 2**20)
+        pairing = 'gathered' if gather else 'read_store'
+        print(f'{pairing}: s/batch by epoch: dgcn-train '
+              f'{fmt(runs["dgcn_train"][-1])}, python '
+              f'{fmt(runs["python"][-1])} ({" first, ".join(order)} '
+              'second)', file=sys.stderr, flush=True)
+    return runs, cache_mb, batches
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--data', default='data/products.gcn')
@@ -233,6 +392,10 @@ def main():
     parser.add_argument('--settle', type=float, default=10.0,
                         help='seconds of idle before each run of the '
                         'read_store and gathered pairings (see above)')
+    parser.add_argument('--side-by-side', action='store_true',
+                        help='run the two sides of read_store and gathered '
+                        'at the same time, each with --ranks ranks on its '
+                        'own half of the CPUs (see above)')
     parser.add_argument('--pyg-batches', type=int, default=10,
                         help="batches per rank of PyG's own epoch")
     args = parser.parse_args()
@@ -243,6 +406,12 @@ def main():
         parser.error('--heads is for --model gat')
     if args.epochs < 1:
         parser.error(f'--epochs {args.epochs}: at least 1')
+    if args.side_by_side:
+        half = len(os.sched_getaffinity(0)) // 2
+        if args.ranks > half:
+            parser.error(f'--side-by-side: --ranks {args.ranks} needs as many '
+                         f'CPUs a side; this machine gives each side {half} '
+                         f'(try --ranks {max(half, 1)})')
 
     result = {'data': args.data, 'ranks': args.ranks,
               'num_neighbors': args.num_neighbors,
@@ -251,7 +420,7 @@ def main():
               'batches': args.batches, 'epochs': args.epochs,
               'repeats': args.repeats,
               'launcher': args.launcher, 'model': args.model,
-              'settle_s': args.settle,
+              'settle_s': args.settle, 'side_by_side': args.side_by_side,
               'heads': args.heads,
               'pyg_sampler': pyg_sampler()}
     batches = args.batches  # 0: learnt from the example's first run
@@ -265,35 +434,20 @@ def main():
                 result['pyg'] = pyg_pairing(args, batches)
             continue
         gather = pairing == 'gathered'
-        runs = {'python': [], 'dgcn_train': []}
-        # Rank 0's peak CPU cache mapping, MB: the fresh memory a first
-        # epoch pays for (models/cpu_allocator.cpp), counted rather than timed.
-        cache_mb = {'python': [], 'dgcn_train': []}
-        for repeat in range(args.repeats):
-            # Taking turns: the second run finds memory the first freed.
-            order = ['python', 'dgcn_train'][::1 if repeat % 2 == 0 else -1]
-            for side in order:
-                time.sleep(args.settle)
-                if side == 'python':
-                    run = python_example(args, gather)
-                    batches = batches or run['batches_per_epoch']
-                    epoch_s = run['epoch_s']
-                    peak = run.get('cpu_cache_peak_mapped_bytes')
-                else:
-                    epoch_s, peak = dgcn_train(args, gather, args.epochs)
-                runs[side].append([s / batches for s in epoch_s])
-                if peak is not None:
-                    cache_mb[side].append(peak / 2**20)
-            print(f'{pairing}: s/batch by epoch: dgcn-train '
-                  f'{fmt(runs["dgcn_train"][-1])}, python '
-                  f'{fmt(runs["python"][-1])} ({" first, ".join(order)} '
-                  'second)', file=sys.stderr, flush=True)
+        if args.side_by_side:
+            runs, cache_mb, placement = side_by_side_pairing(args, gather,
+                                                             batches)
+        else:
+            runs, cache_mb, batches = sequential_pairing(args, gather,
+                                                         batches)
         result[pairing] = {'first_epoch': compare(runs, slice(0, 1)),
                            'cpu_cache_peak_mb': {
                                side: statistics.median(mb) if mb else None
                                for side, mb in cache_mb.items()}}
         if args.epochs > 1:
             result[pairing]['later_epochs'] = compare(runs, slice(1, None))
+        if args.side_by_side:
+            result[pairing]['side_by_side'] = placement
     print(json.dumps(result, indent=1))
 
 

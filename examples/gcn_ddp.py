@@ -103,7 +103,8 @@ def run(args):
     # The ranks of one machine map one decompressed copy of the store (as
     # dgcn-train --load auto does) rather than each decoding its own.
     local_ranks = int(os.environ.get('LOCAL_WORLD_SIZE', 1))
-    store = dgcn.data.open_store(args.data, mmap=local_ranks > 1,
+    shared = args.load == 'shared' or (args.load == 'auto' and local_ranks > 1)
+    store = dgcn.data.open_store(args.data, mmap=shared,
                                  num_threads=args.threads,
                                  cache_dir=args.cache_dir)
     # rank and world_size come from torch.distributed.
@@ -119,6 +120,7 @@ def run(args):
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
 
     epoch_s = []  # training seconds of each epoch (the first pays warm-up)
+    epoch_end_time = []  # when each ended (Unix seconds), as dgcn-train's end_time
     for epoch in range(1, args.epochs + 1):
         model.train()
         train_loader.set_epoch(epoch)
@@ -144,6 +146,7 @@ def run(args):
             total_loss += loss.item()
         dist.barrier()
         epoch_s.append(time.perf_counter() - start)
+        epoch_end_time.append(time.time())
         if rank == 0 and not args.no_eval:
             train_acc, val_acc, test_acc = test(model.module, store, device)
             print(f'epoch {epoch:03d} loss {total_loss / len(train_loader):.4f}'
@@ -156,6 +159,7 @@ def run(args):
     result = {'rank': rank, 'world_size': world_size,
               'batches_per_epoch': len(train_loader), 'test_acc': test_acc,
               'val_acc': val_acc, 'train_s': sum(epoch_s), 'epoch_s': epoch_s,
+              'epoch_end_time': epoch_end_time,
               'param_checksum': param_checksum(model),
               # The most memory dgcn.enable_cpu_cache's blocks held (None
               # without it), as dgcn-train's memory.cpu_cache_peak_mapped_bytes:
@@ -197,6 +201,12 @@ if __name__ == '__main__':
     parser.add_argument('--cpu-cache-gb', type=float, default=4.0,
                         help='freed large CPU tensors kept for reuse '
                         '(dgcn.enable_cpu_cache; 0: torch\'s allocator)')
+    parser.add_argument('--load', choices=['auto', 'private', 'shared'],
+                        default='auto',
+                        help="as dgcn-train's --load: private: every rank "
+                        'decompresses its own copy; shared: the ranks of a '
+                        'machine map one decompressed cache file; auto: '
+                        'shared when a machine runs more than one rank')
     parser.add_argument('--cache-dir',
                         help='where several ranks of a machine keep the one '
                         'expanded copy of a compressed store they share '

@@ -229,6 +229,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     r.other_s += seconds_since(t);
   }
   r.epoch_s = seconds_since(epoch_start);
+  r.end_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (ranks_) sums = MetricSums::unpack(sum_over_ranks(sums.pack()));
   r.loss = sums.mean_loss();
   r.train_metric = sums.value(store_.task);

@@ -102,6 +102,10 @@ struct EpochReport {
   double compute_s = 0;                             // to-device, forward, backward, sync, step
   double other_s = 0;                               // adjacency building, labels, metrics, logging
   double eval_s = 0;                                // evaluation after the epoch
+  // When the training part ended, seconds since the Unix epoch: with epoch_s
+  // it places the epoch in time, e.g. beside another program's epochs
+  // (bench/python_epoch_bench.py --side-by-side).
+  double end_time = 0;
   // Partitioned graphs: what this epoch's batches exchanged, summed over
   // ranks (bytes each rank sent to the others; seconds the loaders spent in
   // the all-to-alls, which run ahead of compute like the sampling).

@@ -33,19 +33,30 @@ def test_gcn_ddp_two_ranks(cora_path, tmp_path):
     for r in results:
         assert len(r['epoch_s']) == 10 and min(r['epoch_s']) > 0
         assert abs(sum(r['epoch_s']) - r['train_s']) < 1e-9
+        # Each epoch's end in Unix seconds, at least its length after the
+        # previous one's (the bench's --side-by-side lines the two up).
+        ends = r['epoch_end_time']
+        assert len(ends) == 10
+        assert all(b - a >= s - 1e-3 for a, b, s in
+                   zip(ends, ends[1:], r['epoch_s'][1:]))
         # The CPU cache is on by default (dgcn.enable_cpu_cache); the bench
         # compares its peak with dgcn-train's.
         assert isinstance(r['cpu_cache_peak_mapped_bytes'], int)
 
 
+def import_bench():
+    sys.path.insert(0, str(SOURCE_DIR / 'bench'))
+    try:
+        import python_epoch_bench
+    finally:
+        sys.path.pop(0)
+    return python_epoch_bench
+
+
 def test_bench_ratios_pair_the_runs_of_one_repeat():
     # bench/python_epoch_bench.py divides each repeat's Python run by the
     # dgcn-train run beside it, over the epochs asked for.
-    sys.path.insert(0, str(SOURCE_DIR / 'bench'))
-    try:
-        import python_epoch_bench as bench
-    finally:
-        sys.path.pop(0)
+    bench = import_bench()
     runs = {'python': [[0.8, 0.4, 0.2], [0.9, 0.6, 0.6]],
             'dgcn_train': [[0.4, 0.3, 0.3], [1.2, 0.5, 0.5]]}
     first = bench.compare(runs, slice(0, 1))
@@ -56,3 +67,15 @@ def test_bench_ratios_pair_the_runs_of_one_repeat():
     later = bench.compare(runs, slice(1, None))
     assert later['python_over_dgcn_train_by_repeat'] == pytest.approx(
         [1.0, 1.2])
+
+
+def test_side_by_side_overlap_is_the_share_run_beside_the_other():
+    # --side-by-side reports which share of one side's compared epochs the
+    # other side spent training; an epoch before the other's first or after
+    # its last counts only its part inside.
+    bench = import_bench()
+    other = [(10.0, 20.0), (20.0, 30.0)]
+    assert bench.overlap([(12.0, 18.0), (18.0, 28.0)], other) == 1.0
+    assert bench.overlap([(5.0, 15.0)], other) == pytest.approx(0.5)
+    assert bench.overlap([(25.0, 35.0), (35.0, 45.0)], other) == \
+        pytest.approx(0.25)

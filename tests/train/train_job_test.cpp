@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -24,6 +25,10 @@ TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
   auto group = ProcessGroup::create(RankEnv{}, {});
   int calls = 0;
   nlohmann::json seen;
+  const auto unix_now = [] {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  const double started = unix_now();
   const TrainJobResult r = run_train_job(job, *group, [&](const nlohmann::json& s) {
     ++calls;
     seen = s;
@@ -38,9 +43,18 @@ TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
   EXPECT_EQ(r.summary["config"]["model"]["fanouts"], nlohmann::json({5, 5}));
   ASSERT_EQ(r.files_written, std::vector<std::string>{job.metrics_out});
   std::ifstream in(job.metrics_out);
-  int lines = 0;
-  for (std::string line; std::getline(in, line); ++lines) EXPECT_NO_THROW((void)nlohmann::json::parse(line));
-  EXPECT_EQ(lines, 3) << "the run's record, then one line per epoch";
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 3u) << "the run's record, then one line per epoch";
+  // Each epoch's end_time places it in the run: after the previous epoch's
+  // end by at least its own training seconds.
+  double previous_end = started;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const double end = lines[i]["end_time"], took = lines[i]["epoch_s"];
+    EXPECT_GE(end - took, previous_end - 1e-3) << "epoch " << i;
+    previous_end = end;
+  }
+  EXPECT_LE(previous_end, unix_now());
 }
 
 std::vector<int64_t> epochs_of(const std::vector<CurvePoint>& curve) {
