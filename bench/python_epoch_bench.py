@@ -25,6 +25,10 @@ epoch pays for all of its fresh memory instead of finding some still backed.
 Without it, the same example's first epoch took 7.4 s after a dgcn-train run
 and 12.2 s after a pause (one rank, gathered).
 
+A ``control`` pairing runs dgcn-train (as in ``read_store``) against
+itself: the spread of its ratios is what the host's noise alone gives, the
+yardstick for the others' (side by side on this VM, 0.93-1.17x a repeat).
+
 ``--side-by-side`` runs the two sides of a pairing at the same time instead,
 each with ``--ranks`` ranks pinned to its own half of the CPUs (the halves
 swap every repeat), both mapping the store's one expanded copy (``--load
@@ -34,9 +38,10 @@ both sides of a ratio at once. The side that starts faster waits as long as
 the previous repeat's first epochs were apart, so that they begin together,
 and each side runs one epoch more than is compared, so that the other's
 compared epochs never run alone; ``overlap`` says which share of the
-compared epochs' time the other side was training (1.0: all of it). On 2
-CPUs that is one rank a side (``--ranks 1``): the per-batch work of every
-rank, without the all-reduce between ranks.
+compared epochs' time the other side was training (1.0: all of it).
+``--ranks`` defaults to what a half holds, up to 2: on 2 CPUs one rank a
+side, the per-batch work of every rank without the all-reduce between
+ranks.
 
 Each pairing also gives rank 0's peak CPU cache mapping of either side
 (``cpu_cache_peak_mb``, medians; dgcn-train's ``memory`` summary, the
@@ -185,42 +190,54 @@ def finish(started, cmd):
     return json.JSONDecoder().raw_decode(lines[0])[0]
 
 
-def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag):
+def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag, control):
     """One repeat of --side-by-side: the example and dgcn-train at once, each
     on its own CPUs, both mapping the store's one expanded copy (--load
     shared); the later starter delayed by `lag` seconds (> 0: dgcn-train)
     so that their first epochs begin together. Each runs one epoch more
     than compared, so that the other's compared epochs never run alone.
-    Returns each side's epochs as (start, end) times (Unix seconds) of the
-    compared ones, and rank 0's peak CPU cache mapping of each."""
+    With `control`, dgcn-train takes the example's place. Returns each
+    side's epochs as (start, end) times (Unix seconds), batches per epoch
+    and rank 0's peak CPU cache mapping."""
     epochs = args.epochs + 1
+    shared = ['--load', 'shared']
     with tempfile.TemporaryDirectory() as tmp:
-        metrics = os.path.join(tmp, 'metrics.jsonl')
-        py_cmd = [sys.executable, '-m', 'torch.distributed.run',
-                  '--standalone', '--nproc-per-node', str(args.ranks)] + \
-            python_example_cmd(args, gather, epochs, ['--load', 'shared'])
-        cpp_cmd = dgcn_train_cmd(args, gather, epochs, metrics,
-                                 ['--load', 'shared'])
-        first, second = (('python', py_cmd), ('cpp', cpp_cmd))[::1 if lag >= 0
-                                                              else -1]
+        sides = {}  # side: (command, environment, its metrics file or None)
+        for side in ('python', 'dgcn_train'):
+            if side == 'dgcn_train' or control:
+                metrics = os.path.join(tmp, side + '.jsonl')
+                sides[side] = (dgcn_train_cmd(args, gather, epochs, metrics,
+                                              shared), os.environ, metrics)
+            else:
+                sides[side] = ([sys.executable, '-m', 'torch.distributed.run',
+                                '--standalone', '--nproc-per-node',
+                                str(args.ranks)] +
+                               python_example_cmd(args, gather, epochs, shared),
+                               python_env(args), None)
         started = {}
-        for i, (side, cmd) in enumerate((first, second)):
+        order = ['python', 'dgcn_train'][::1 if lag >= 0 else -1]
+        for i, side in enumerate(order):
             if i == 1:
                 time.sleep(abs(lag))
+            cmd, env, _ = sides[side]
             cpus = python_cpus if side == 'python' else cpp_cpus
-            env = python_env(args) if side == 'python' else os.environ
             started[side] = start_pinned(cmd, env, cpus, tmp, side)
-        py = finish(started['python'], py_cmd)
-        summary = finish(started['cpp'], cpp_cmd)
-        lines = metrics_epochs(metrics)
-    spans = {'python': [(end - s, end) for s, end in
-                        zip(py['epoch_s'], py['epoch_end_time'])],
-             'dgcn_train': [(ln['end_time'] - ln['epoch_s'], ln['end_time'])
-                            for ln in lines]}
-    peak = summary.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
-    return spans, {'python': py.get('cpu_cache_peak_mapped_bytes'),
-                   'dgcn_train': peak[0] if peak else None}, \
-        py['batches_per_epoch']
+        spans, batches, peaks = {}, {}, {}
+        for side, (cmd, _, metrics) in sides.items():
+            out = finish(started[side], cmd)
+            if metrics is None:  # the example's JSON
+                spans[side] = [(end - s, end) for s, end in
+                               zip(out['epoch_s'], out['epoch_end_time'])]
+                batches[side] = args.batches or out['batches_per_epoch']
+                peaks[side] = out.get('cpu_cache_peak_mapped_bytes')
+            else:  # dgcn-train's epoch lines and summary
+                lines = metrics_epochs(metrics)
+                spans[side] = [(ln['end_time'] - ln['epoch_s'],
+                                ln['end_time']) for ln in lines]
+                batches[side] = lines[0]['batches']
+                peak = out.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
+                peaks[side] = peak[0] if peak else None
+    return spans, batches, peaks
 
 
 def overlap(spans, other):
@@ -230,7 +247,7 @@ def overlap(spans, other):
     return inside / sum(e - s for s, e in spans)
 
 
-def side_by_side_pairing(args, gather, batches):
+def side_by_side_pairing(args, gather, control):
     """--side-by-side: the two sides at the same time on halves of the
     CPUs, which swap every repeat, so that the host's slow and fast spells
     fall on both sides of each ratio at once."""
@@ -241,9 +258,8 @@ def side_by_side_pairing(args, gather, batches):
     for repeat in range(args.repeats):
         python_cpus, cpp_cpus = halves[::1 if repeat % 2 == 0 else -1]
         time.sleep(args.settle)
-        spans, peaks, per_epoch = side_by_side_repeat(
-            args, gather, python_cpus, cpp_cpus, lag)
-        batches = batches or per_epoch
+        spans, batches, peaks = side_by_side_repeat(
+            args, gather, python_cpus, cpp_cpus, lag, control)
         # The first epochs' start offset steers the next repeat's delay.
         offset = spans['python'][0][0] - spans['dgcn_train'][0][0]
         lag += offset
@@ -253,12 +269,15 @@ def side_by_side_pairing(args, gather, batches):
             overlap(compared['python'], spans['dgcn_train']),
             overlap(compared['dgcn_train'], spans['python'])))
         for side in runs:
-            runs[side].append([(e - s) / batches for s, e in compared[side]])
+            runs[side].append([(e - s) / batches[side]
+                               for s, e in compared[side]])
             if peaks[side] is not None:
                 cache_mb[side].append(peaks[side] / 2**20)
-        pairing = 'gathered' if gather else 'read_store'
+        pairing = 'control' if control else \
+            'gathered' if gather else 'read_store'
         print(f'{pairing} side by side: s/batch by epoch: dgcn-train '
-              f'{fmt(runs["dgcn_train"][-1])} (CPUs {cpp_cpus}), python '
+              f'{fmt(runs["dgcn_train"][-1])} (CPUs {cpp_cpus}), '
+              f'{"dgcn-train again" if control else "python"} '
               f'{fmt(runs["python"][-1])} (CPUs {python_cpus}); first epochs '
               f'{offset:+.2f} s apart', file=sys.stderr, flush=True)
     return runs, cache_mb, {'cpus': [list(h) for h in halves],
@@ -325,7 +344,7 @@ def pyg_pairing(args, batches):
             statistics.median(cpp)}
 
 
-def sequential_pairing(args, gather, batches):
+def sequential_pairing(args, gather, batches, control):
     """The two sides one after the other, --repeats times, taking turns at
     running first; each run after --settle seconds of idle."""
     runs = {'python': [], 'dgcn_train': []}
@@ -337,7 +356,7 @@ def sequential_pairing(args, gather, batches):
         order = ['python', 'dgcn_train'][::1 if repeat % 2 == 0 else -1]
         for side in order:
             time.sleep(args.settle)
-            if side == 'python':
+            if side == 'python' and not control:
                 run = python_example(args, gather)
                 batches = batches or run['batches_per_epoch']
                 epoch_s = run['epoch_s']
@@ -347,9 +366,11 @@ def sequential_pairing(args, gather, batches):
             runs[side].append([s / batches for s in epoch_s])
             if peak is not None:
                 cache_mb[side].append(peak / 2**20)
-        pairing = 'gathered' if gather else 'read_store'
+        pairing = 'control' if control else \
+            'gathered' if gather else 'read_store'
         print(f'{pairing}: s/batch by epoch: dgcn-train '
-              f'{fmt(runs["dgcn_train"][-1])}, python '
+              f'{fmt(runs["dgcn_train"][-1])}, '
+              f'{"dgcn-train again" if control else "python"} '
               f'{fmt(runs["python"][-1])} ({" first, ".join(order)} '
               'second)', file=sys.stderr, flush=True)
     return runs, cache_mb, batches
@@ -361,7 +382,9 @@ def main():
     parser.add_argument('--bin', default='build/bin')
     parser.add_argument('--source', default='.',
                         help='the repository (for examples/gcn_ddp.py)')
-    parser.add_argument('--ranks', type=int, default=2)
+    parser.add_argument('--ranks', type=int,
+                        help='ranks a side (default: 2; with --side-by-side '
+                        'at most half the CPUs)')
     parser.add_argument('--num-neighbors', default='15,10,5')
     parser.add_argument('--batch-size', type=int, default=1024,
                         help='seeds per batch and rank')
@@ -406,8 +429,18 @@ def main():
         parser.error('--heads is for --model gat')
     if args.epochs < 1:
         parser.error(f'--epochs {args.epochs}: at least 1')
+    for pairing in args.pairings.split(','):
+        if pairing not in ('read_store', 'gathered', 'control', 'pyg'):
+            parser.error(f'--pairings: unknown pairing {pairing!r} (known: '
+                         'read_store, gathered, control, pyg)')
+    if 'control' in args.pairings.split(',') and not (args.side_by_side or
+                                                       args.batches):
+        parser.error('--pairings control one run after the other needs '
+                     '--batches (the batches per epoch it divides by)')
+    half = len(os.sched_getaffinity(0)) // 2
+    if args.ranks is None:
+        args.ranks = max(1, min(2, half)) if args.side_by_side else 2
     if args.side_by_side:
-        half = len(os.sched_getaffinity(0)) // 2
         if args.ranks > half:
             parser.error(f'--side-by-side: --ranks {args.ranks} needs as many '
                          f'CPUs a side; this machine gives each side {half} '
@@ -433,17 +466,21 @@ def main():
             else:
                 result['pyg'] = pyg_pairing(args, batches)
             continue
-        gather = pairing == 'gathered'
+        gather, control = pairing == 'gathered', pairing == 'control'
         if args.side_by_side:
             runs, cache_mb, placement = side_by_side_pairing(args, gather,
-                                                             batches)
+                                                             control)
         else:
             runs, cache_mb, batches = sequential_pairing(args, gather,
-                                                         batches)
-        result[pairing] = {'first_epoch': compare(runs, slice(0, 1)),
-                           'cpu_cache_peak_mb': {
-                               side: statistics.median(mb) if mb else None
-                               for side, mb in cache_mb.items()}}
+                                                         batches, control)
+        if control:
+            result[pairing] = {'note': "both sides are dgcn-train (as in "
+                               "read_store): these ratios' spread is the "
+                               "host's noise alone"}
+        result.setdefault(pairing, {}).update({
+            'first_epoch': compare(runs, slice(0, 1)),
+            'cpu_cache_peak_mb': {side: statistics.median(mb) if mb else None
+                                  for side, mb in cache_mb.items()}})
         if args.epochs > 1:
             result[pairing]['later_epochs'] = compare(runs, slice(1, None))
         if args.side_by_side:
