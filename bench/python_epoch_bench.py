@@ -247,14 +247,15 @@ def overlap(spans, other):
     return inside / sum(e - s for s, e in spans)
 
 
-def side_by_side_pairing(args, gather, control):
+def side_by_side_pairing(args, gather, control, lag):
     """--side-by-side: the two sides at the same time on halves of the
     CPUs, which swap every repeat, so that the host's slow and fast spells
-    fall on both sides of each ratio at once."""
+    fall on both sides of each ratio at once. `lag`: the delay of the
+    faster starter in the first repeat (a previous pairing's, as returned)."""
     halves = cpu_halves()
     runs = {'python': [], 'dgcn_train': []}
     cache_mb = {'python': [], 'dgcn_train': []}
-    offsets, overlaps, lag = [], [], 0.0
+    offsets, overlaps = [], []
     for repeat in range(args.repeats):
         python_cpus, cpp_cpus = halves[::1 if repeat % 2 == 0 else -1]
         time.sleep(args.settle)
@@ -282,7 +283,7 @@ def side_by_side_pairing(args, gather, control):
               f'{offset:+.2f} s apart', file=sys.stderr, flush=True)
     return runs, cache_mb, {'cpus': [list(h) for h in halves],
                             'first_epoch_offsets_s': offsets,
-                            'overlap': overlaps}
+                            'overlap': overlaps}, lag
 
 
 def model_flags(args):
@@ -457,6 +458,7 @@ def main():
               'heads': args.heads,
               'pyg_sampler': pyg_sampler()}
     batches = args.batches  # 0: learnt from the example's first run
+    lags = {False: 0.0, True: 0.0}  # --side-by-side start delays, by control
     for pairing in args.pairings.split(','):
         if pairing == 'pyg':
             if result['pyg_sampler'] is None:
@@ -468,8 +470,10 @@ def main():
             continue
         gather, control = pairing == 'gathered', pairing == 'control'
         if args.side_by_side:
-            runs, cache_mb, placement = side_by_side_pairing(args, gather,
-                                                             control)
+            # The example starts slower than dgcn-train by about the same
+            # from one pairing to the next: the delay carries over.
+            runs, cache_mb, placement, lags[control] = side_by_side_pairing(
+                args, gather, control, lags[control])
         else:
             runs, cache_mb, batches = sequential_pairing(args, gather,
                                                          batches, control)
