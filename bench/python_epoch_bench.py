@@ -209,11 +209,11 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag, control):
                 sides[side] = (dgcn_train_cmd(args, gather, epochs, metrics,
                                               shared), os.environ, metrics)
             else:
-                sides[side] = ([sys.executable, '-m', 'torch.distributed.run',
-                                '--standalone', '--nproc-per-node',
-                                str(args.ranks)] +
-                               python_example_cmd(args, gather, epochs, shared),
-                               python_env(args), None)
+                torchrun = [sys.executable, '-m', 'torch.distributed.run',
+                            '--standalone', '--nproc-per-node',
+                            str(args.ranks)]
+                sides[side] = (torchrun + python_example_cmd(
+                    args, gather, epochs, shared), python_env(args), None)
         started = {}
         order = ['python', 'dgcn_train'][::1 if lag >= 0 else -1]
         for i, side in enumerate(order):

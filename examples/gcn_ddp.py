@@ -120,7 +120,7 @@ def run(args):
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
 
     epoch_s = []  # training seconds of each epoch (the first pays warm-up)
-    epoch_end_time = []  # when each ended (Unix seconds), as dgcn-train's end_time
+    epoch_end_time = []  # when each ended, Unix seconds (dgcn-train: end_time)
     for epoch in range(1, args.epochs + 1):
         model.train()
         train_loader.set_epoch(epoch)
