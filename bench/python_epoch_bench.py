@@ -68,16 +68,20 @@ import tempfile
 import time
 
 
-def run_json(cmd, env):
-    """The last JSON line the command prints on stdout (rank 0's, for the
+def first_json(cmd, returncode, stdout, stderr):
+    """The first JSON object a command printed on stdout (rank 0's, for the
     example), or a RuntimeError with its stderr's tail."""
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith('{')]
-    if out.returncode != 0 or not lines:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}):\n"
-                           f"{out.stderr[-3000:]}")
+    lines = [ln for ln in stdout.splitlines() if ln.startswith('{')]
+    if returncode != 0 or not lines:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({returncode}):\n"
+                           f"{stderr[-3000:]}")
     # Ranks share stdout: a line may hold two objects; the first is kept.
     return json.JSONDecoder().raw_decode(lines[0])[0]
+
+
+def run_json(cmd, env):
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return first_json(cmd, out.returncode, out.stdout, out.stderr)
 
 
 def dgcn_train_cmd(args, gather, epochs, metrics, extra=()):
@@ -98,6 +102,13 @@ def metrics_epochs(metrics):
         return [line for line in map(json.loads, f) if 'epoch_s' in line]
 
 
+def cache_peak(summary):
+    """Rank 0's peak CPU cache mapping in bytes from dgcn-train's summary
+    (None without the cache)."""
+    peak = summary.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
+    return peak[0] if peak else None
+
+
 def dgcn_train(args, gather, epochs):
     """dgcn-train's training seconds of each epoch (its --metrics-out) and
     rank 0's peak CPU cache mapping in bytes (its summary's memory)."""
@@ -106,8 +117,12 @@ def dgcn_train(args, gather, epochs):
         summary = run_json(dgcn_train_cmd(args, gather, epochs, metrics),
                            os.environ)
         lines = metrics_epochs(metrics)
-    peak = summary.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
-    return [line['epoch_s'] for line in lines], peak[0] if peak else None
+    return [line['epoch_s'] for line in lines], cache_peak(summary)
+
+
+def torchrun_cmd(args):
+    return [sys.executable, '-m', 'torch.distributed.run', '--standalone',
+            '--nproc-per-node', str(args.ranks)]
 
 
 def launch(args, script_args, env):
@@ -116,9 +131,7 @@ def launch(args, script_args, env):
     as dgcn-train's own launcher starts its ranks (no agent process polling
     them beside the ranks on a small machine)."""
     if args.launcher == 'torchrun':
-        return run_json([sys.executable, '-m', 'torch.distributed.run',
-                         '--standalone', '--nproc-per-node', str(args.ranks)] +
-                        script_args, env)
+        return run_json(torchrun_cmd(args) + script_args, env)
     port = 29400 + os.getpid() % 1000
     procs = []
     for rank in range(args.ranks):
@@ -130,11 +143,8 @@ def launch(args, script_args, env):
                                       env=rank_env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     outs = [p.communicate() for p in procs]
-    lines = [ln for ln in outs[0][0].splitlines() if ln.startswith('{')]
-    if any(p.returncode != 0 for p in procs) or not lines:
-        raise RuntimeError(f"{' '.join(script_args)} failed:\n"
-                           f"{outs[0][1][-3000:]}")
-    return json.JSONDecoder().raw_decode(lines[0])[0]
+    failed = next((p.returncode for p in procs if p.returncode != 0), 0)
+    return first_json(script_args, failed, *outs[0])
 
 
 def python_example_cmd(args, gather, epochs=None, extra=()):
@@ -155,6 +165,16 @@ def python_env(args):
 def python_example(args, gather, epochs=None):
     return launch(args, python_example_cmd(args, gather, epochs),
                   python_env(args))
+
+
+def pyg_epoch(args):
+    cmd = [os.path.join(args.source, 'bench', 'pyg_epoch.py'),
+           '--data', args.data, '--max-batches', str(args.pyg_batches),
+           '--num-neighbors', args.num_neighbors,
+           '--batch-size', str(args.batch_size), '--hidden', str(args.hidden),
+           '--threads', str(args.threads), '--seed', str(args.seed)
+           ] + model_flags(args)
+    return launch(args, cmd, python_env(args))['train_s']
 
 
 def cpu_halves():
@@ -181,13 +201,10 @@ def finish(started, cmd):
     """The first JSON object of the process's stdout, after it exits."""
     proc, out, err = started
     proc.wait()
-    out.seek(0)
-    err.seek(0)
-    lines = [ln for ln in out.read().splitlines() if ln.startswith('{')]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
-                           f"{err.read()[-3000:]}")
-    return json.JSONDecoder().raw_decode(lines[0])[0]
+    with out, err:
+        out.seek(0)
+        err.seek(0)
+        return first_json(cmd, proc.returncode, out.read(), err.read())
 
 
 def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag, control):
@@ -209,10 +226,7 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag, control):
                 sides[side] = (dgcn_train_cmd(args, gather, epochs, metrics,
                                               shared), os.environ, metrics)
             else:
-                torchrun = [sys.executable, '-m', 'torch.distributed.run',
-                            '--standalone', '--nproc-per-node',
-                            str(args.ranks)]
-                sides[side] = (torchrun + python_example_cmd(
+                sides[side] = (torchrun_cmd(args) + python_example_cmd(
                     args, gather, epochs, shared), python_env(args), None)
         started = {}
         order = ['python', 'dgcn_train'][::1 if lag >= 0 else -1]
@@ -235,8 +249,7 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag, control):
                 spans[side] = [(ln['end_time'] - ln['epoch_s'],
                                 ln['end_time']) for ln in lines]
                 batches[side] = lines[0]['batches']
-                peak = out.get('memory', {}).get('cpu_cache_peak_mapped_bytes')
-                peaks[side] = peak[0] if peak else None
+                peaks[side] = cache_peak(out)
     return spans, batches, peaks
 
 
@@ -247,11 +260,12 @@ def overlap(spans, other):
     return inside / sum(e - s for s, e in spans)
 
 
-def side_by_side_pairing(args, gather, control, lag):
+def side_by_side_pairing(args, pairing, lag):
     """--side-by-side: the two sides at the same time on halves of the
     CPUs, which swap every repeat, so that the host's slow and fast spells
     fall on both sides of each ratio at once. `lag`: the delay of the
     faster starter in the first repeat (a previous pairing's, as returned)."""
+    gather, control = pairing == 'gathered', pairing == 'control'
     halves = cpu_halves()
     runs = {'python': [], 'dgcn_train': []}
     cache_mb = {'python': [], 'dgcn_train': []}
@@ -274,8 +288,6 @@ def side_by_side_pairing(args, gather, control, lag):
                                for s, e in compared[side]])
             if peaks[side] is not None:
                 cache_mb[side].append(peaks[side] / 2**20)
-        pairing = 'control' if control else \
-            'gathered' if gather else 'read_store'
         print(f'{pairing} side by side: s/batch by epoch: dgcn-train '
               f'{fmt(runs["dgcn_train"][-1])} (CPUs {cpp_cpus}), '
               f'{"dgcn-train again" if control else "python"} '
@@ -345,9 +357,10 @@ def pyg_pairing(args, batches):
             statistics.median(cpp)}
 
 
-def sequential_pairing(args, gather, batches, control):
+def sequential_pairing(args, pairing, batches):
     """The two sides one after the other, --repeats times, taking turns at
     running first; each run after --settle seconds of idle."""
+    gather, control = pairing == 'gathered', pairing == 'control'
     runs = {'python': [], 'dgcn_train': []}
     # Rank 0's peak CPU cache mapping, MB: the fresh memory a first
     # epoch pays for (models/cpu_allocator.cpp), counted rather than timed.
@@ -367,8 +380,6 @@ def sequential_pairing(args, gather, batches, control):
             runs[side].append([s / batches for s in epoch_s])
             if peak is not None:
                 cache_mb[side].append(peak / 2**20)
-        pairing = 'control' if control else \
-            'gathered' if gather else 'read_store'
         print(f'{pairing}: s/batch by epoch: dgcn-train '
               f'{fmt(runs["dgcn_train"][-1])}, '
               f'{"dgcn-train again" if control else "python"} '
@@ -468,15 +479,15 @@ def main():
             else:
                 result['pyg'] = pyg_pairing(args, batches)
             continue
-        gather, control = pairing == 'gathered', pairing == 'control'
+        control = pairing == 'control'
         if args.side_by_side:
             # The example starts slower than dgcn-train by about the same
             # from one pairing to the next: the delay carries over.
             runs, cache_mb, placement, lags[control] = side_by_side_pairing(
-                args, gather, control, lags[control])
+                args, pairing, lags[control])
         else:
-            runs, cache_mb, batches = sequential_pairing(args, gather,
-                                                         batches, control)
+            runs, cache_mb, batches = sequential_pairing(args, pairing,
+                                                         batches)
         if control:
             result[pairing] = {'note': "both sides are dgcn-train (as in "
                                "read_store): these ratios' spread is the "
