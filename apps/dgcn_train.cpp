@@ -182,6 +182,12 @@ void add_flags(CLI::App& app, AppOptions& a, dgcn::TrainJobOptions& job) {
       "that holds lines (another run's; nothing is replaced); a resumed run keeps the lines up to its "
       "checkpoint and appends");
   app.add_option("--plot", job.plot, "Draw loss and metric curves into FILE.png or FILE.svg (gnuplot)");
+  app.add_option(
+         "--start-gate", job.start_gate,
+         "Timing runs of programs started together: once built, wait before the first epoch until FILE "
+         "exists, having created FILE.ready.<pid> (train/start_gate.h; bench/python_epoch_bench.py "
+         "--side-by-side opens the gate when every rank of both programs waits)")
+      ->type_name("FILE");
   app.add_option("--cpu-cache-gb", a.cpu_cache_gb,
                  "Freed large CPU tensors kept for reuse, in GiB (Note [CPU memory reuse])")
       ->check(kNonNegative);
@@ -227,6 +233,8 @@ void check_outputs(const dgcn::TrainJobOptions& job, bool overwrite, bool restar
       throw dgcn::cli::UsageError(std::string("--plot: ") + e.what());
     }
   }
+  // Every rank creates FILE.ready.<pid> beside the gate.
+  if (!job.start_gate.empty()) dgcn::cli::check_output_file("--start-gate", job.start_gate);
   if (job.checkpoint_dir.empty() || job.resume) return;
   dgcn::cli::check_output_folder("--checkpoint", job.checkpoint_dir);
   // A fresh run never mixes its checkpoints with another run's.

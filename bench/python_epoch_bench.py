@@ -34,10 +34,12 @@ each with ``--ranks`` ranks pinned to its own half of the CPUs (the halves
 swap every repeat), both mapping the store's one expanded copy (``--load
 shared``): a slow or fast spell of the host, which on a shared VM moves one
 side's seconds per batch by 20% from one minute to the next, then falls on
-both sides of a ratio at once. The side that starts faster waits as long as
-the previous repeat's first epochs were apart, so that they begin together,
-and each side runs one epoch more than is compared, so that the other's
-compared epochs never run alone; ``overlap`` says which share of the
+both sides of a ratio at once. Every rank of both waits at a start gate
+once built (``--start-gate``, train/start_gate.h), which the bench opens
+when all are there, so that the first epochs begin within a millisecond of
+each other however long each took to start up, and each side runs one
+epoch more than is compared, so that the other's compared epochs never run
+alone; ``overlap`` says which share of the
 compared epochs' time the other side was training (1.0: all of it).
 ``--ranks`` defaults to what a half holds, up to 2: on 2 CPUs one rank a
 side, the per-batch work of every rank without the all-reduce between
@@ -207,18 +209,37 @@ def finish(started, cmd):
         return first_json(cmd, proc.returncode, out.read(), err.read())
 
 
-def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag, control):
+def open_start_gate(gate, waiters, started):
+    """Opens the --start-gate `gate` once `waiters` processes wait at it
+    (train/start_gate.h: each made GATE.ready.<pid>) and returns when
+    (Unix seconds, just before); a side that exits before is an error with
+    its output."""
+    folder, name = os.path.split(gate)
+    while sum(f.startswith(name + '.ready.')
+              for f in os.listdir(folder)) < waiters:
+        for side, (proc, _, _) in started.items():
+            if proc.poll() is not None:
+                finish(started[side], proc.args)
+                raise SystemExit(f'{side} exited before its first epoch')
+        time.sleep(0.001)
+    opened = time.time()
+    open(gate, 'w').close()
+    return opened
+
+
+def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, control):
     """One repeat of --side-by-side: the example and dgcn-train at once, each
     on its own CPUs, both mapping the store's one expanded copy (--load
-    shared); the later starter delayed by `lag` seconds (> 0: dgcn-train)
-    so that their first epochs begin together. Each runs one epoch more
-    than compared, so that the other's compared epochs never run alone.
-    With `control`, dgcn-train takes the example's place. Returns each
-    side's epochs as (start, end) times (Unix seconds), batches per epoch
-    and rank 0's peak CPU cache mapping."""
+    shared); every rank of both waits at a start gate once built, so that
+    the first epochs begin together whichever starts up faster. Each runs
+    one epoch more than compared, so that the other's compared epochs never
+    run alone. With `control`, dgcn-train takes the example's place.
+    Returns each side's epochs as (start, end) times (Unix seconds),
+    batches per epoch and rank 0's peak CPU cache mapping."""
     epochs = args.epochs + 1
-    shared = ['--load', 'shared']
     with tempfile.TemporaryDirectory() as tmp:
+        gate = os.path.join(tmp, 'go')
+        shared = ['--load', 'shared', '--start-gate', gate]
         sides = {}  # side: (command, environment, its metrics file or None)
         for side in ('python', 'dgcn_train'):
             if side == 'dgcn_train' or control:
@@ -229,13 +250,10 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, lag, control):
                 sides[side] = (torchrun_cmd(args) + python_example_cmd(
                     args, gather, epochs, shared), python_env(args), None)
         started = {}
-        order = ['python', 'dgcn_train'][::1 if lag >= 0 else -1]
-        for i, side in enumerate(order):
-            if i == 1:
-                time.sleep(abs(lag))
-            cmd, env, _ = sides[side]
+        for side, (cmd, env, _) in sides.items():
             cpus = python_cpus if side == 'python' else cpp_cpus
             started[side] = start_pinned(cmd, env, cpus, tmp, side)
+        open_start_gate(gate, 2 * args.ranks, started)
         spans, batches, peaks = {}, {}, {}
         for side, (cmd, _, metrics) in sides.items():
             out = finish(started[side], cmd)
@@ -260,11 +278,10 @@ def overlap(spans, other):
     return inside / sum(e - s for s, e in spans)
 
 
-def side_by_side_pairing(args, pairing, lag):
+def side_by_side_pairing(args, pairing):
     """--side-by-side: the two sides at the same time on halves of the
     CPUs, which swap every repeat, so that the host's slow and fast spells
-    fall on both sides of each ratio at once. `lag`: the delay of the
-    faster starter in the first repeat (a previous pairing's, as returned)."""
+    fall on both sides of each ratio at once."""
     gather, control = pairing == 'gathered', pairing == 'control'
     halves = cpu_halves()
     runs = {'python': [], 'dgcn_train': []}
@@ -274,10 +291,8 @@ def side_by_side_pairing(args, pairing, lag):
         python_cpus, cpp_cpus = halves[::1 if repeat % 2 == 0 else -1]
         time.sleep(args.settle)
         spans, batches, peaks = side_by_side_repeat(
-            args, gather, python_cpus, cpp_cpus, lag, control)
-        # The first epochs' start offset steers the next repeat's delay.
+            args, gather, python_cpus, cpp_cpus, control)
         offset = spans['python'][0][0] - spans['dgcn_train'][0][0]
-        lag += offset
         offsets.append(offset)
         compared = {side: s[:args.epochs] for side, s in spans.items()}
         overlaps.append(min(
@@ -295,7 +310,7 @@ def side_by_side_pairing(args, pairing, lag):
               f'{offset:+.2f} s apart', file=sys.stderr, flush=True)
     return runs, cache_mb, {'cpus': [list(h) for h in halves],
                             'first_epoch_offsets_s': offsets,
-                            'overlap': overlaps}, lag
+                            'overlap': overlaps}
 
 
 def model_flags(args):
@@ -469,7 +484,6 @@ def main():
               'heads': args.heads,
               'pyg_sampler': pyg_sampler()}
     batches = args.batches  # 0: learnt from the example's first run
-    lags = {False: 0.0, True: 0.0}  # --side-by-side start delays, by control
     for pairing in args.pairings.split(','):
         if pairing == 'pyg':
             if result['pyg_sampler'] is None:
@@ -481,10 +495,7 @@ def main():
             continue
         control = pairing == 'control'
         if args.side_by_side:
-            # The example starts slower than dgcn-train by about the same
-            # from one pairing to the next: the delay carries over.
-            runs, cache_mb, placement, lags[control] = side_by_side_pairing(
-                args, pairing, lags[control])
+            runs, cache_mb, placement = side_by_side_pairing(args, pairing)
         else:
             runs, cache_mb, batches = sequential_pairing(args, pairing,
                                                          batches)

@@ -85,6 +85,20 @@ def cache_peak_bytes():
     return stats['peak_mapped_bytes'] if stats['installed'] else None
 
 
+def wait_at_start_gate(gate, timeout_s=600):
+    """--start-gate (dgcn-train's protocol, train/start_gate.h): announce
+    this process with GATE.ready.<pid>, then wait until GATE exists, so that
+    a bench starting two programs together starts their first epochs at
+    the same moment."""
+    open(f'{gate}.ready.{os.getpid()}', 'w').close()
+    deadline = time.monotonic() + timeout_s
+    while not os.path.exists(gate):
+        if time.monotonic() > deadline:
+            raise SystemExit(f'--start-gate {gate}: not opened within '
+                             f'{timeout_s} s')
+        time.sleep(0.001)
+
+
 def run(args):
     device = torch.device(args.device)
     if args.read_store and device.type != 'cpu':
@@ -119,6 +133,8 @@ def run(args):
     model = DistributedDataParallel(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
 
+    if args.start_gate:
+        wait_at_start_gate(args.start_gate)
     epoch_s = []  # training seconds of each epoch (the first pays warm-up)
     epoch_end_time = []  # when each ended, Unix seconds (dgcn-train: end_time)
     for epoch in range(1, args.epochs + 1):
@@ -211,6 +227,10 @@ if __name__ == '__main__':
                         help='where several ranks of a machine keep the one '
                         'expanded copy of a compressed store they share '
                         '(default: next to it)')
+    parser.add_argument('--start-gate', metavar='FILE',
+                        help='timing runs: wait before the first epoch '
+                        'until FILE exists, having created FILE.ready.<pid> '
+                        '(as dgcn-train --start-gate)')
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--out', help='write rank-R.json files here')
     run(parser.parse_args())

@@ -12,6 +12,7 @@
 #include "train/model_record.h"
 #include "train/optimizer.h"
 #include "train/run_config.h"
+#include "train/start_gate.h"
 
 namespace dgcn {
 namespace {
@@ -181,6 +182,7 @@ GcnRunSummary train_gcn(const GraphStore& store, TrainOptions options, const Gcn
     // process (a group of one: rank 0 of 1, sums unchanged).
     Trainer trainer(store, options, distributed ? &sync : nullptr, &group, map ? &parts : nullptr);
     GcnEpochTask task(trainer, group, on_epoch);
+    if (!run.start_gate.empty()) wait_at_start_gate(run.start_gate);
     const EpochRunResult result = run_epochs(task, epochs, group, [&](int64_t) { task.report(); });
     out.world_size = group.size();
     out.first_epoch = result.epochs_before + 1;

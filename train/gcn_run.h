@@ -58,6 +58,9 @@ struct GcnRunOptions {
   // [Partitioned training]); the caller loaded and checked it
   // (load_partition_part).
   const PartitionManifest* partition = nullptr;
+  // Every rank waits here once its trainer is built, right before the first
+  // epoch (train/start_gate.h); empty: no gate.
+  std::string start_gate;
 };
 
 struct GcnRunSummary {

@@ -136,6 +136,7 @@ TrainJobResult run_train_job(const TrainJobOptions& job, ProcessGroup& group,
   run.checkpoint_dir = job.checkpoint_dir;
   run.resume = job.resume;
   run.checkpoint_every_batches = job.checkpoint_every_batches;
+  run.start_gate = job.start_gate;
   run.data_path = data.path;
   if (data.partition) {
     o.seeds = job.seeds.value_or(SeedMode::kLocal);

@@ -40,6 +40,7 @@ struct TrainJobOptions {
   std::string metrics_out;               // rank 0 appends one JSON line per epoch (train/metrics_log.h)
   std::string plot;                      // rank 0 draws the curves into FILE.png / FILE.svg after training
   std::string plot_title_prefix = "dgcn-train";
+  std::string start_gate;  // wait here before the first epoch (train/start_gate.h); empty: none
 };
 
 struct TrainJobResult {

@@ -79,3 +79,35 @@ def test_side_by_side_overlap_is_the_share_run_beside_the_other():
     assert bench.overlap([(5.0, 15.0)], other) == pytest.approx(0.5)
     assert bench.overlap([(25.0, 35.0), (35.0, 45.0)], other) == \
         pytest.approx(0.25)
+
+
+def test_start_gate_holds_the_first_epoch_until_the_bench_opens_it(
+        cora_path, tmp_path):
+    # --start-gate (bench/python_epoch_bench.py --side-by-side): the example
+    # announces itself once built and starts its first epoch only after the
+    # bench has opened the gate.
+    bench = import_bench()
+    gate = str(tmp_path / 'go')
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc-per-node',
+           '1', '--standalone', str(SOURCE_DIR / 'examples' / 'gcn_ddp.py'),
+           '--data', str(cora_path), '--epochs', '1', '--batch-size', '16',
+           '--no-eval', '--start-gate', gate]
+    started = {'python': bench.start_pinned(
+        cmd, env, sorted(os.sched_getaffinity(0)), str(tmp_path), 'example')}
+    opened = bench.open_start_gate(gate, 1, started)
+    result = bench.finish(started['python'], cmd)
+    assert [f for f in os.listdir(tmp_path) if f.startswith('go.ready.')]
+    first_start = result['epoch_end_time'][0] - result['epoch_s'][0]
+    assert first_start >= opened
+
+
+def test_a_side_that_exits_before_the_gate_is_an_error(tmp_path):
+    bench = import_bench()
+    cmd = [sys.executable, '-c', 'print("{}")']
+    started = {'python': bench.start_pinned(
+        cmd, dict(os.environ), sorted(os.sched_getaffinity(0)),
+        str(tmp_path), 'side')}
+    with pytest.raises(SystemExit, match='python exited before its first'):
+        bench.open_start_gate(str(tmp_path / 'go'), 1, started)
+    assert not (tmp_path / 'go').exists()

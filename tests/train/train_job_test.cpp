@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
 #include "distributed/process_group.h"
 #include "scratch_dir.h"
 #include "tiny_job.h"
+#include "train/start_gate.h"
 
 namespace dgcn {
 namespace {
@@ -55,6 +57,41 @@ TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
     previous_end = end;
   }
   EXPECT_LE(previous_end, unix_now());
+}
+
+// --start-gate: the run is built, then waits; its first epoch starts after
+// the gate opens (bench/python_epoch_bench.py --side-by-side starts two
+// programs' first epochs together this way).
+TEST(RunTrainJob, TheFirstEpochStartsWhenTheStartGateOpens) {
+  testing::ScratchDir dir;
+  TrainJobOptions job = tiny_job();
+  job.metrics_out = dir.file("metrics.jsonl");
+  job.start_gate = dir.file("go");
+  auto group = ProcessGroup::create(RankEnv{}, {});
+  TrainJobResult r;
+  std::thread run([&] { r = run_train_job(job, *group); });
+  const auto ready = start_gate_ready_file(job.start_gate);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(ready) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const bool arrived = std::filesystem::exists(ready);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double opened =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::ofstream(job.start_gate).put('\n');
+  run.join();
+  group->shutdown();
+  ASSERT_TRUE(arrived) << "the run never reached its gate";
+  std::ifstream in(job.metrics_out);
+  std::vector<nlohmann::json> epochs;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("epoch")) epochs.push_back(j);
+  }
+  ASSERT_EQ(epochs.size(), 2u);
+  const double first_start = epochs[0]["end_time"].get<double>() - epochs[0]["epoch_s"].get<double>();
+  EXPECT_GE(first_start, opened - 1e-3) << "the first epoch began before the gate opened";
 }
 
 std::vector<int64_t> epochs_of(const std::vector<CurvePoint>& curve) {
