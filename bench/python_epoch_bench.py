@@ -27,7 +27,8 @@ and 12.2 s after a pause (one rank, gathered).
 
 A ``control`` pairing runs dgcn-train (as in ``read_store``) against
 itself: the spread of its ratios is what the host's noise alone gives, the
-yardstick for the others' (side by side on this VM, 0.93-1.17x a repeat).
+yardstick for the others' (on this VM, side by side and gated, 0.93-1.11x a
+repeat).
 
 ``--side-by-side`` runs the two sides of a pairing at the same time instead,
 each with ``--ranks`` ranks pinned to its own half of the CPUs (the halves
@@ -317,7 +318,9 @@ def model_flags(args):
     """--model (and --heads for GAT), the same flags for dgcn-train and
     bench/pyg_epoch.py."""
     flags = ['--model', args.model]
-    return flags + ['--heads', str(args.heads)] if args.model == 'gat' else flags
+    if args.model == 'gat':
+        flags += ['--heads', str(args.heads)]
+    return flags
 
 
 def pyg_sampler():
