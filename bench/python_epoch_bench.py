@@ -37,11 +37,11 @@ shared``): a slow or fast spell of the host, which on a shared VM moves one
 side's seconds per batch by 20% from one minute to the next, then falls on
 both sides of a ratio at once. Every rank of both waits at a start gate
 once built (``--start-gate``, train/start_gate.h), which the bench opens
-when all are there, so that the first epochs begin within a millisecond of
+when all are there, so that the first epochs begin within about 10 ms of
 each other however long each took to start up, and each side runs one
 epoch more than is compared, so that the other's compared epochs never run
-alone; ``overlap`` says which share of the
-compared epochs' time the other side was training (1.0: all of it).
+alone; ``overlap`` says which share of the compared epochs' time the other
+side was training (1.0: all of it).
 ``--ranks`` defaults to what a half holds, up to 2: on 2 CPUs one rank a
 side, the per-batch work of every rank without the all-reduce between
 ranks.
@@ -62,8 +62,10 @@ on both sides (PyG's ``SAGEConv``/``GATConv``, dgcn-train ``--model``).
     python bench/python_epoch_bench.py --data data/products.gcn
 """
 import argparse
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -192,10 +194,12 @@ def cpu_halves():
 
 def start_pinned(cmd, env, cpus, tmp, name):
     """cmd started on `cpus` (its children inherit them), its output in
-    files (two processes at once never block on a full pipe)."""
+    files (two processes at once never block on a full pipe), in a process
+    group of its own (os.killpg stops torchrun's ranks with it)."""
     out = open(os.path.join(tmp, name + '.out'), 'w+')
     err = open(os.path.join(tmp, name + '.err'), 'w+')
     proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True,
+                            start_new_session=True,
                             preexec_fn=lambda: os.sched_setaffinity(0, cpus))
     return proc, out, err
 
@@ -208,6 +212,21 @@ def finish(started, cmd):
         out.seek(0)
         err.seek(0)
         return first_json(cmd, proc.returncode, out.read(), err.read())
+
+
+@contextlib.contextmanager
+def stopped_on_error(started):
+    """Kills the process groups of `started` (start_pinned's, by side) when
+    the block raises (a side failed, or Ctrl-C), so that no rank is left
+    waiting at the gate or training."""
+    try:
+        yield
+    except BaseException:
+        for proc, _, _ in started.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        raise
 
 
 def open_start_gate(gate, waiters, started):
@@ -250,14 +269,17 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, control):
             else:
                 sides[side] = (torchrun_cmd(args) + python_example_cmd(
                     args, gather, epochs, shared), python_env(args), None)
-        started = {}
-        for side, (cmd, env, _) in sides.items():
-            cpus = python_cpus if side == 'python' else cpp_cpus
-            started[side] = start_pinned(cmd, env, cpus, tmp, side)
-        open_start_gate(gate, 2 * args.ranks, started)
+        started, outs = {}, {}
+        with stopped_on_error(started):
+            for side, (cmd, env, _) in sides.items():
+                cpus = python_cpus if side == 'python' else cpp_cpus
+                started[side] = start_pinned(cmd, env, cpus, tmp, side)
+            open_start_gate(gate, 2 * args.ranks, started)
+            for side, (cmd, _, _) in sides.items():
+                outs[side] = finish(started[side], cmd)
         spans, batches, peaks = {}, {}, {}
         for side, (cmd, _, metrics) in sides.items():
-            out = finish(started[side], cmd)
+            out = outs[side]
             if metrics is None:  # the example's JSON
                 spans[side] = [(end - s, end) for s, end in
                                zip(out['epoch_s'], out['epoch_end_time'])]

@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -102,12 +103,32 @@ def test_start_gate_holds_the_first_epoch_until_the_bench_opens_it(
     assert first_start >= opened
 
 
-def test_a_side_that_exits_before_the_gate_is_an_error(tmp_path):
+def test_a_side_that_exits_before_the_gate_stops_the_other(tmp_path):
+    # One side exits before its first epoch: the bench says which, opens no
+    # gate, and kills the other side's whole process group (torchrun and
+    # its ranks), which would otherwise wait at the gate.
     bench = import_bench()
-    cmd = [sys.executable, '-c', 'print("{}")']
-    started = {'python': bench.start_pinned(
-        cmd, dict(os.environ), sorted(os.sched_getaffinity(0)),
-        str(tmp_path), 'side')}
+    cpus = sorted(os.sched_getaffinity(0))
+    waiting = [sys.executable, '-c', 'import subprocess, sys, time; '
+               'subprocess.Popen([sys.executable, "-c", '
+               '"import time; time.sleep(120)"]); time.sleep(120)']
+    started = {}
     with pytest.raises(SystemExit, match='python exited before its first'):
-        bench.open_start_gate(str(tmp_path / 'go'), 1, started)
+        with bench.stopped_on_error(started):
+            started['dgcn_train'] = bench.start_pinned(
+                waiting, dict(os.environ), cpus, str(tmp_path), 'waiting')
+            started['python'] = bench.start_pinned(
+                [sys.executable, '-c', 'print("{}")'], dict(os.environ),
+                cpus, str(tmp_path), 'exits')
+            bench.open_start_gate(str(tmp_path / 'go'), 2, started)
     assert not (tmp_path / 'go').exists()
+    group = started['dgcn_train'][0].pid
+    assert started['dgcn_train'][0].returncode == -9
+    for _ in range(1000):  # the grandchild too, once init has reaped it
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail('a process of the waiting side outlived the bench')
