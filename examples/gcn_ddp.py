@@ -87,16 +87,20 @@ def cache_peak_bytes():
 
 def wait_at_start_gate(gate, timeout_s=600):
     """--start-gate (dgcn-train's protocol, train/start_gate.h): announce
-    this process with GATE.ready.<pid>, then wait until GATE exists, so that
-    a bench starting two programs together starts their first epochs at
-    the same moment."""
-    open(f'{gate}.ready.{os.getpid()}', 'w').close()
+    this process with GATE.ready.<pid>, wait until GATE exists, then remove
+    GATE.ready.<pid>, so that a bench starting two programs together starts
+    their first epochs at the same moment."""
+    ready = f'{gate}.ready.{os.getpid()}'
+    open(ready, 'w').close()
     deadline = time.monotonic() + timeout_s
-    while not os.path.exists(gate):
-        if time.monotonic() > deadline:
-            raise SystemExit(f'--start-gate {gate}: not opened within '
-                             f'{timeout_s} s')
-        time.sleep(0.001)
+    try:
+        while not os.path.exists(gate):
+            if time.monotonic() > deadline:
+                raise SystemExit(f'--start-gate {gate}: not opened within '
+                                 f'{timeout_s} s')
+            time.sleep(0.001)
+    finally:  # counted once the gate is open (or never)
+        os.remove(ready)
 
 
 def run(args):

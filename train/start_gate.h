@@ -7,7 +7,7 @@
 //
 // The protocol, also followed by examples/gcn_ddp.py --start-gate:
 //   a process arriving at gate G creates the empty file G.ready.<pid>;
-//   it waits until G exists;
+//   it waits until G exists, then removes its ready file;
 //   the starter counts the ready files, then creates G.
 #pragma once
 

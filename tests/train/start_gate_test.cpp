@@ -7,7 +7,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "scratch_dir.h"
@@ -45,6 +47,7 @@ TEST(StartGate, AnnouncesItselfAndWaitsUntilTheGateIsCreated) {
   waiter.join();
   EXPECT_TRUE(through);
   EXPECT_GE(passed, opened);
+  EXPECT_FALSE(std::filesystem::exists(start_gate_ready_file(gate))) << "the ready file outlived the wait";
   // The ready file names this process: the starter counts one per waiter.
   EXPECT_EQ(start_gate_ready_file(gate).filename().string(), "go.ready." + std::to_string(::getpid()));
 }
@@ -59,6 +62,7 @@ TEST(StartGate, AGateNeverOpenedIsAnErrorNamingIt) {
     EXPECT_NE(std::string(e.what()).find(gate), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("not opened"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{}) << "a waiter that gave up left its ready file";
 }
 
 TEST(StartGate, AGateInAMissingFolderIsAnError) {
