@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <memory>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -21,11 +20,13 @@ void wait_at_start_gate(const std::filesystem::path& gate, std::chrono::millisec
   DGCN_CHECK(std::ofstream(ready).good(), "start gate {}: cannot create {} (does its folder exist?)",
              gate.string(), ready.string());
   // Counted once the gate is open (or never): it goes when this call does.
-  const std::unique_ptr<const std::filesystem::path, void (*)(const std::filesystem::path*)> remove_ready(
-      &ready, [](const std::filesystem::path* p) {
-        std::error_code ignored;
-        std::filesystem::remove(*p, ignored);
-      });
+  struct RemovedOnReturn {
+    const std::filesystem::path& file;
+    ~RemovedOnReturn() {
+      std::error_code ignored;
+      std::filesystem::remove(file, ignored);
+    }
+  } remove_ready{ready};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   // A millisecond's sleep between looks: the waiting costs no CPU the other
   // program could use, and the first epoch starts at most 1 ms late.

@@ -20,6 +20,11 @@ namespace {
 
 using testing::tiny_job;
 
+// Now, in seconds since the Unix epoch: the clock of the metrics' end_time.
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
   testing::ScratchDir dir;
   TrainJobOptions job = tiny_job();
@@ -27,9 +32,6 @@ TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
   auto group = ProcessGroup::create(RankEnv{}, {});
   int calls = 0;
   nlohmann::json seen;
-  const auto unix_now = [] {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  };
   const double started = unix_now();
   const TrainJobResult r = run_train_job(job, *group, [&](const nlohmann::json& s) {
     ++calls;
@@ -77,8 +79,7 @@ TEST(RunTrainJob, TheFirstEpochStartsWhenTheStartGateOpens) {
   }
   const bool arrived = std::filesystem::exists(ready);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const double opened =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double opened = unix_now();
   std::ofstream(job.start_gate).put('\n');
   run.join();
   group->shutdown();
