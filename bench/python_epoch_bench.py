@@ -194,12 +194,10 @@ def cpu_halves():
 
 def start_pinned(cmd, env, cpus, tmp, name):
     """cmd started on `cpus` (its children inherit them), its output in
-    files (two processes at once never block on a full pipe), in a process
-    group of its own (os.killpg stops torchrun's ranks with it)."""
+    files (two processes at once never block on a full pipe)."""
     out = open(os.path.join(tmp, name + '.out'), 'w+')
     err = open(os.path.join(tmp, name + '.err'), 'w+')
     proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True,
-                            start_new_session=True,
                             preexec_fn=lambda: os.sched_setaffinity(0, cpus))
     return proc, out, err
 
@@ -214,17 +212,34 @@ def finish(started, cmd):
         return first_json(cmd, proc.returncode, out.read(), err.read())
 
 
+def process_tree(pid):
+    """`pid` and every process below it (/proc's children lists). Not its
+    process group: torchrun starts each rank in a session of its own."""
+    tree = [pid]
+    for task in os.listdir(f'/proc/{pid}/task'):
+        try:
+            with open(f'/proc/{pid}/task/{task}/children') as f:
+                children = [int(c) for c in f.read().split()]
+        except FileNotFoundError:  # the thread or process has ended
+            continue
+        for child in children:
+            tree += process_tree(child)
+    return tree
+
+
 @contextlib.contextmanager
 def stopped_on_error(started):
-    """Kills the process groups of `started` (start_pinned's, by side) when
-    the block raises (a side failed, or Ctrl-C), so that no rank is left
-    waiting at the gate or training."""
+    """Kills the processes of `started` (start_pinned's, by side) and all
+    below them (torchrun's ranks) when the block raises (a side failed, or
+    Ctrl-C), so that no rank is left waiting at the gate or training."""
     try:
         yield
     except BaseException:
         for proc, _, _ in started.values():
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+                for pid in process_tree(proc.pid):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
                 proc.wait()
         raise
 
@@ -259,16 +274,17 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, control):
     epochs = args.epochs + 1
     with tempfile.TemporaryDirectory() as tmp:
         gate = os.path.join(tmp, 'go')
-        shared = ['--load', 'shared', '--start-gate', gate]
+        # Both sides: the store's one expanded copy, and the gate.
+        common = ['--load', 'shared', '--start-gate', gate]
         sides = {}  # side: (command, environment, its metrics file or None)
         for side in ('python', 'dgcn_train'):
             if side == 'dgcn_train' or control:
                 metrics = os.path.join(tmp, side + '.jsonl')
                 sides[side] = (dgcn_train_cmd(args, gather, epochs, metrics,
-                                              shared), os.environ, metrics)
+                                              common), os.environ, metrics)
             else:
                 sides[side] = (torchrun_cmd(args) + python_example_cmd(
-                    args, gather, epochs, shared), python_env(args), None)
+                    args, gather, epochs, common), python_env(args), None)
         started, outs = {}, {}
         with stopped_on_error(started):
             for side, (cmd, env, _) in sides.items():

@@ -1,6 +1,7 @@
 """examples/gcn_ddp.py under torchrun: 2 ranks over Gloo on the CPU."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -106,30 +107,38 @@ def test_start_gate_holds_the_first_epoch_until_the_bench_opens_it(
 
 def test_a_side_that_exits_before_the_gate_stops_the_other(tmp_path):
     # One side exits before its first epoch: the bench says which, opens no
-    # gate, and kills the other side's whole process group (torchrun and
-    # its ranks), which would otherwise wait at the gate.
+    # gate, and kills the other side with all its processes, also one in a
+    # session of its own (as torchrun starts its ranks), which would
+    # otherwise wait at the gate.
     bench = import_bench()
     cpus = sorted(os.sched_getaffinity(0))
     waiting = [sys.executable, '-c', 'import subprocess, sys, time; '
-               'subprocess.Popen([sys.executable, "-c", '
-               '"import time; time.sleep(120)"]); time.sleep(120)']
+               'rank = subprocess.Popen([sys.executable, "-c", '
+               '"import time; time.sleep(120)"], start_new_session=True); '
+               'print(rank.pid, flush=True); time.sleep(120)']
     started = {}
     with pytest.raises(SystemExit, match='python exited before its first'):
         with bench.stopped_on_error(started):
             started['dgcn_train'] = bench.start_pinned(
                 waiting, dict(os.environ), cpus, str(tmp_path), 'waiting')
+            out = tmp_path / 'waiting.out'
+            for _ in range(1000):  # its rank has started
+                if out.read_text().strip():
+                    break
+                time.sleep(0.01)
+            rank = int(out.read_text())
             started['python'] = bench.start_pinned(
                 [sys.executable, '-c', 'print("{}")'], dict(os.environ),
                 cpus, str(tmp_path), 'exits')
             bench.open_start_gate(str(tmp_path / 'go'), 2, started)
     assert not (tmp_path / 'go').exists()
-    group = started['dgcn_train'][0].pid
     assert started['dgcn_train'][0].returncode == -9
-    for _ in range(1000):  # the grandchild too, once init has reaped it
+    for _ in range(1000):  # the rank too, once init has reaped it
         try:
-            os.killpg(group, 0)
+            os.kill(rank, 0)
         except ProcessLookupError:
             break
         time.sleep(0.01)
     else:
+        os.kill(rank, signal.SIGKILL)
         pytest.fail('a process of the waiting side outlived the bench')
