@@ -46,7 +46,14 @@ side was training (1.0: all of it).
 side, the per-batch work of every rank without the all-reduce between
 ranks.
 
-Each pairing also gives rank 0's peak CPU cache mapping of either side
+Each pairing also compares the two sides' CPU seconds per batch
+(``first_epoch_cpu``, ``later_epochs_cpu``: rank 0's process, every
+thread, dgcn-train's ``cpu_s`` and the example's ``epoch_cpu_s``), the same
+ratios over the work each side did rather than the time it took: a shared
+VM's stolen time, which stretches one run's seconds and not the other's,
+leaves them be, so they say what the code costs.
+
+And each gives rank 0's peak CPU cache mapping of either side
 (``cpu_cache_peak_mb``, medians; dgcn-train's ``memory`` summary, the
 example's JSON): the fresh memory behind most of a first epoch's cost on a
 VM, counted, so it moves only with the code and not with the host's noise.
@@ -115,14 +122,17 @@ def cache_peak(summary):
 
 
 def dgcn_train(args, gather, epochs):
-    """dgcn-train's training seconds of each epoch (its --metrics-out) and
-    rank 0's peak CPU cache mapping in bytes (its summary's memory)."""
+    """dgcn-train's training seconds and CPU seconds of each epoch (its
+    --metrics-out), its batches per epoch and rank 0's peak CPU cache
+    mapping in bytes (its summary's memory)."""
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, 'metrics.jsonl')
         summary = run_json(dgcn_train_cmd(args, gather, epochs, metrics),
                            os.environ)
         lines = metrics_epochs(metrics)
-    return [line['epoch_s'] for line in lines], cache_peak(summary)
+    return ([line['epoch_s'] for line in lines],
+            [line['cpu_s'] for line in lines], lines[0]['batches'],
+            cache_peak(summary))
 
 
 def torchrun_cmd(args):
@@ -161,6 +171,13 @@ def python_example_cmd(args, gather, epochs=None, extra=()):
            '--threads', str(args.threads), '--workers', str(args.workers),
            '--seed', str(args.seed)] + list(extra)
     return cmd if gather else cmd + ['--read-store']
+
+
+def batches_trained(args, run):
+    """The batches an epoch of the example's `run` (its JSON) trained: its
+    batches per epoch, or --batches where that is fewer."""
+    per_epoch = run['batches_per_epoch']
+    return min(args.batches, per_epoch) if args.batches else per_epoch
 
 
 def python_env(args):
@@ -269,8 +286,8 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, control):
     the first epochs begin together whichever starts up faster. Each runs
     one epoch more than compared, so that the other's compared epochs never
     run alone. With `control`, dgcn-train takes the example's place.
-    Returns each side's epochs as (start, end) times (Unix seconds),
-    batches per epoch and rank 0's peak CPU cache mapping."""
+    Returns each side's epochs as (start, end) times (Unix seconds), their
+    CPU seconds, batches per epoch and rank 0's peak CPU cache mapping."""
     epochs = args.epochs + 1
     with tempfile.TemporaryDirectory() as tmp:
         gate = os.path.join(tmp, 'go')
@@ -293,21 +310,23 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, control):
             open_start_gate(gate, 2 * args.ranks, started)
             for side, (cmd, _, _) in sides.items():
                 outs[side] = finish(started[side], cmd)
-        spans, batches, peaks = {}, {}, {}
+        spans, cpu, batches, peaks = {}, {}, {}, {}
         for side, (cmd, _, metrics) in sides.items():
             out = outs[side]
             if metrics is None:  # the example's JSON
                 spans[side] = [(end - s, end) for s, end in
                                zip(out['epoch_s'], out['epoch_end_time'])]
-                batches[side] = args.batches or out['batches_per_epoch']
+                cpu[side] = out['epoch_cpu_s']
+                batches[side] = batches_trained(args, out)
                 peaks[side] = out.get('cpu_cache_peak_mapped_bytes')
             else:  # dgcn-train's epoch lines and summary
                 lines = metrics_epochs(metrics)
                 spans[side] = [(ln['end_time'] - ln['epoch_s'],
                                 ln['end_time']) for ln in lines]
+                cpu[side] = [ln['cpu_s'] for ln in lines]
                 batches[side] = lines[0]['batches']
                 peaks[side] = cache_peak(out)
-    return spans, batches, peaks
+    return spans, cpu, batches, peaks
 
 
 def overlap(spans, other):
@@ -324,12 +343,13 @@ def side_by_side_pairing(args, pairing):
     gather, control = pairing == 'gathered', pairing == 'control'
     halves = cpu_halves()
     runs = {'python': [], 'dgcn_train': []}
+    cpu_runs = {'python': [], 'dgcn_train': []}  # CPU seconds per batch
     cache_mb = {'python': [], 'dgcn_train': []}
     offsets, overlaps = [], []
     for repeat in range(args.repeats):
         python_cpus, cpp_cpus = halves[::1 if repeat % 2 == 0 else -1]
         time.sleep(args.settle)
-        spans, batches, peaks = side_by_side_repeat(
+        spans, cpu, batches, peaks = side_by_side_repeat(
             args, gather, python_cpus, cpp_cpus, control)
         offset = spans['python'][0][0] - spans['dgcn_train'][0][0]
         offsets.append(offset)
@@ -340,14 +360,18 @@ def side_by_side_pairing(args, pairing):
         for side in runs:
             runs[side].append([(e - s) / batches[side]
                                for s, e in compared[side]])
+            cpu_runs[side].append([c / batches[side]
+                                   for c in cpu[side][:args.epochs]])
             if peaks[side] is not None:
                 cache_mb[side].append(peaks[side] / 2**20)
         print(f'{pairing} side by side: s/batch by epoch: dgcn-train '
               f'{fmt(runs["dgcn_train"][-1])} (CPUs {cpp_cpus}), '
               f'{"dgcn-train again" if control else "python"} '
               f'{fmt(runs["python"][-1])} (CPUs {python_cpus}); first epochs '
-              f'{offset:+.2f} s apart', file=sys.stderr, flush=True)
-    return runs, cache_mb, {'cpus': [list(h) for h in halves],
+              f'{offset:+.2f} s apart; CPU s/batch dgcn-train '
+              f'{fmt(cpu_runs["dgcn_train"][-1])}, other side '
+              f'{fmt(cpu_runs["python"][-1])}', file=sys.stderr, flush=True)
+    return runs, cpu_runs, cache_mb, {'cpus': [list(h) for h in halves],
                             'first_epoch_offsets_s': offsets,
                             'overlap': overlaps}
 
@@ -395,16 +419,13 @@ def compare(runs, epochs):
             'median_of_repeat_ratios': statistics.median(by_repeat)}
 
 
-def pyg_pairing(args, batches):
+def pyg_pairing(args):
     """PyG's own epoch against dgcn-train, seconds per batch (one epoch
-    each; dgcn-train's batch count from an example run)."""
+    each)."""
     cpp, py = [], []
     for _ in range(args.repeats):
         py.append(pyg_epoch(args) / args.pyg_batches)
-        if not batches:
-            # One epoch tells the count.
-            batches = python_example(args, False, 1)['batches_per_epoch']
-        epoch_s, _ = dgcn_train(args, False, 1)
+        epoch_s, _, batches, _ = dgcn_train(args, False, 1)
         cpp.append(epoch_s[0] / batches)
         print(f'pyg: dgcn-train {cpp[-1]:.3f} s/batch, PyG {py[-1]:.3f} '
               's/batch', file=sys.stderr, flush=True)
@@ -413,11 +434,12 @@ def pyg_pairing(args, batches):
             statistics.median(cpp)}
 
 
-def sequential_pairing(args, pairing, batches):
+def sequential_pairing(args, pairing):
     """The two sides one after the other, --repeats times, taking turns at
     running first; each run after --settle seconds of idle."""
     gather, control = pairing == 'gathered', pairing == 'control'
     runs = {'python': [], 'dgcn_train': []}
+    cpu_runs = {'python': [], 'dgcn_train': []}  # CPU seconds per batch
     # Rank 0's peak CPU cache mapping, MB: the fresh memory a first
     # epoch pays for (models/cpu_allocator.cpp), counted rather than timed.
     cache_mb = {'python': [], 'dgcn_train': []}
@@ -428,12 +450,14 @@ def sequential_pairing(args, pairing, batches):
             time.sleep(args.settle)
             if side == 'python' and not control:
                 run = python_example(args, gather)
-                batches = batches or run['batches_per_epoch']
-                epoch_s = run['epoch_s']
+                batches = batches_trained(args, run)
+                epoch_s, cpu_s = run['epoch_s'], run['epoch_cpu_s']
                 peak = run.get('cpu_cache_peak_mapped_bytes')
             else:
-                epoch_s, peak = dgcn_train(args, gather, args.epochs)
+                epoch_s, cpu_s, batches, peak = dgcn_train(args, gather,
+                                                           args.epochs)
             runs[side].append([s / batches for s in epoch_s])
+            cpu_runs[side].append([s / batches for s in cpu_s])
             if peak is not None:
                 cache_mb[side].append(peak / 2**20)
         print(f'{pairing}: s/batch by epoch: dgcn-train '
@@ -441,7 +465,7 @@ def sequential_pairing(args, pairing, batches):
               f'{"dgcn-train again" if control else "python"} '
               f'{fmt(runs["python"][-1])} ({" first, ".join(order)} '
               'second)', file=sys.stderr, flush=True)
-    return runs, cache_mb, batches
+    return runs, cpu_runs, cache_mb
 
 
 def main():
@@ -501,10 +525,6 @@ def main():
         if pairing not in ('read_store', 'gathered', 'control', 'pyg'):
             parser.error(f'--pairings: unknown pairing {pairing!r} (known: '
                          'read_store, gathered, control, pyg)')
-    if 'control' in args.pairings.split(',') and not (args.side_by_side or
-                                                       args.batches):
-        parser.error('--pairings control one run after the other needs '
-                     '--batches (the batches per epoch it divides by)')
     half = len(os.sched_getaffinity(0)) // 2
     if args.ranks is None:
         args.ranks = max(1, min(2, half)) if args.side_by_side else 2
@@ -524,7 +544,6 @@ def main():
               'settle_s': args.settle, 'side_by_side': args.side_by_side,
               'heads': args.heads,
               'pyg_sampler': pyg_sampler()}
-    batches = args.batches  # 0: learnt from the example's first run
     for pairing in args.pairings.split(','):
         if pairing == 'pyg':
             if result['pyg_sampler'] is None:
@@ -532,24 +551,27 @@ def main():
                                  "needs pyg-lib or torch-sparse, and neither "
                                  "imports")
             else:
-                result['pyg'] = pyg_pairing(args, batches)
+                result['pyg'] = pyg_pairing(args)
             continue
         control = pairing == 'control'
         if args.side_by_side:
-            runs, cache_mb, placement = side_by_side_pairing(args, pairing)
+            runs, cpu_runs, cache_mb, placement = side_by_side_pairing(
+                args, pairing)
         else:
-            runs, cache_mb, batches = sequential_pairing(args, pairing,
-                                                         batches)
+            runs, cpu_runs, cache_mb = sequential_pairing(args, pairing)
         if control:
             result[pairing] = {'note': "both sides are dgcn-train (as in "
                                "read_store): these ratios' spread is the "
                                "host's noise alone"}
         result.setdefault(pairing, {}).update({
             'first_epoch': compare(runs, slice(0, 1)),
+            'first_epoch_cpu': compare(cpu_runs, slice(0, 1)),
             'cpu_cache_peak_mb': {side: statistics.median(mb) if mb else None
                                   for side, mb in cache_mb.items()}})
         if args.epochs > 1:
             result[pairing]['later_epochs'] = compare(runs, slice(1, None))
+            result[pairing]['later_epochs_cpu'] = compare(cpu_runs,
+                                                          slice(1, None))
         if args.side_by_side:
             result[pairing]['side_by_side'] = placement
     print(json.dumps(result, indent=1))

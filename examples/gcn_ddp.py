@@ -141,11 +141,13 @@ def run(args):
         wait_at_start_gate(args.start_gate)
     epoch_s = []  # training seconds of each epoch (the first pays warm-up)
     epoch_end_time = []  # when each ended, Unix seconds (dgcn-train: end_time)
+    # CPU seconds of this process in each (every thread's; dgcn-train: cpu_s)
+    epoch_cpu_s = []
     for epoch in range(1, args.epochs + 1):
         model.train()
         train_loader.set_epoch(epoch)
         total_loss = 0.0
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for i, batch in enumerate(train_loader):
             if args.max_batches and i == args.max_batches:
                 break
@@ -167,6 +169,7 @@ def run(args):
         dist.barrier()
         epoch_s.append(time.perf_counter() - start)
         epoch_end_time.append(time.time())
+        epoch_cpu_s.append(time.process_time() - cpu_start)
         if rank == 0 and not args.no_eval:
             train_acc, val_acc, test_acc = test(model.module, store, device)
             print(f'epoch {epoch:03d} loss {total_loss / len(train_loader):.4f}'
@@ -179,7 +182,7 @@ def run(args):
     result = {'rank': rank, 'world_size': world_size,
               'batches_per_epoch': len(train_loader), 'test_acc': test_acc,
               'val_acc': val_acc, 'train_s': sum(epoch_s), 'epoch_s': epoch_s,
-              'epoch_end_time': epoch_end_time,
+              'epoch_end_time': epoch_end_time, 'epoch_cpu_s': epoch_cpu_s,
               'param_checksum': param_checksum(model),
               # The most memory dgcn.enable_cpu_cache's blocks held (None
               # without it), as dgcn-train's memory.cpu_cache_peak_mapped_bytes:

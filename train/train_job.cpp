@@ -62,7 +62,7 @@ nlohmann::json epoch_json(const EpochReport& r, const std::string& metric, int w
       {"epoch", r.epoch},         {"loss", r.loss},       {"train_" + metric, r.train_metric},
       {"batches", r.batches},     {"epoch_s", r.epoch_s}, {"sampling_wait_s", r.sampling_wait_s},
       {"compute_s", r.compute_s}, {"other_s", r.other_s}, {"eval_s", r.eval_s},
-      {"end_time", r.end_time}};
+      {"end_time", r.end_time},   {"cpu_s", r.cpu_s}};
   if (r.valid_metric) j["valid_" + metric] = *r.valid_metric;
   if (r.test_metric) j["test_" + metric] = *r.test_metric;
   if (r.partitioned) j["exchange"] = exchange_json(r, world_size);

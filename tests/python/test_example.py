@@ -41,6 +41,12 @@ def test_gcn_ddp_two_ranks(cora_path, tmp_path):
         assert len(ends) == 10
         assert all(b - a >= s - 1e-3 for a, b, s in
                    zip(ends, ends[1:], r['epoch_s'][1:]))
+        # Each epoch's CPU seconds (every thread's): some work, and no
+        # more than every CPU busy all epoch long.
+        cpu = r['epoch_cpu_s']
+        assert len(cpu) == 10
+        assert all(0 < c <= s * os.cpu_count() + 0.01
+                   for c, s in zip(cpu, r['epoch_s']))
         # The CPU cache is on by default (dgcn.enable_cpu_cache); the bench
         # compares its peak with dgcn-train's.
         assert isinstance(r['cpu_cache_peak_mapped_bytes'], int)

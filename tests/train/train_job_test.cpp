@@ -57,6 +57,11 @@ TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
     const double end = lines[i]["end_time"], took = lines[i]["epoch_s"];
     EXPECT_GE(end - took, previous_end - 1e-3) << "epoch " << i;
     previous_end = end;
+    // cpu_s: the process's CPU seconds in the epoch, every thread's. Some
+    // work was done, and no more than every CPU busy all epoch long.
+    const double cpu = lines[i]["cpu_s"];
+    EXPECT_GT(cpu, 0) << "epoch " << i;
+    EXPECT_LE(cpu, took * std::thread::hardware_concurrency() + 0.01) << "epoch " << i;
   }
   EXPECT_LE(previous_end, unix_now());
 }
