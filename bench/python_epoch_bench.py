@@ -51,7 +51,9 @@ Each pairing also compares the two sides' CPU seconds per batch
 thread, dgcn-train's ``cpu_s`` and the example's ``epoch_cpu_s``), the same
 ratios over the work each side did rather than the time it took: a shared
 VM's stolen time, which stretches one run's seconds and not the other's,
-leaves them be, so they say what the code costs.
+leaves them be, so they say what the code costs. ``first_epoch_usage`` and
+``later_epochs_usage`` give each side's kernel seconds and minor page
+faults per batch (medians), where fresh memory shows.
 
 And each gives rank 0's peak CPU cache mapping of either side
 (``cpu_cache_peak_mb``, medians; dgcn-train's ``memory`` summary, the
@@ -130,9 +132,45 @@ def dgcn_train(args, gather, epochs):
         summary = run_json(dgcn_train_cmd(args, gather, epochs, metrics),
                            os.environ)
         lines = metrics_epochs(metrics)
-    return ([line['epoch_s'] for line in lines],
-            [line['cpu_s'] for line in lines], lines[0]['batches'],
-            cache_peak(summary))
+    return ([line['epoch_s'] for line in lines], dgcn_train_usage(lines),
+            lines[0]['batches'], cache_peak(summary))
+
+
+# What a process used in an epoch (rank 0's, every thread): CPU seconds,
+# the kernel's share of them, minor page faults.
+USAGE = ('cpu_s', 'system_s', 'minor_faults')
+
+
+def dgcn_train_usage(lines):
+    """Each epoch's usage from dgcn-train's epoch lines."""
+    return [{key: line[key] for key in USAGE} for line in lines]
+
+
+def example_usage(out):
+    """Each epoch's usage from the example's JSON."""
+    return [dict(zip(USAGE, used)) for used in
+            zip(out['epoch_cpu_s'], out['epoch_system_s'],
+                out['epoch_minor_faults'])]
+
+
+def per_batch(usage, batches):
+    """Each epoch's usage divided by its batches."""
+    return [{key: used[key] / batches for key in USAGE} for used in usage]
+
+
+def usage_of(usage_runs, key):
+    """One usage measure of every run, by side, as compare() takes them."""
+    return {side: [[used[key] for used in run] for run in runs]
+            for side, runs in usage_runs.items()}
+
+
+def usage_medians(usage_runs, epochs):
+    """Each side's kernel seconds and minor faults per batch over the epochs
+    `epochs` (a slice), medians over the runs."""
+    return {side: {f'{key}_per_batch': statistics.median(
+        statistics.mean(used[key] for used in run[epochs]) for run in runs)
+        for key in ('system_s', 'minor_faults')}
+        for side, runs in usage_runs.items()}
 
 
 def torchrun_cmd(args):
@@ -310,23 +348,23 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, control):
             open_start_gate(gate, 2 * args.ranks, started)
             for side, (cmd, _, _) in sides.items():
                 outs[side] = finish(started[side], cmd)
-        spans, cpu, batches, peaks = {}, {}, {}, {}
+        spans, usage, batches, peaks = {}, {}, {}, {}
         for side, (cmd, _, metrics) in sides.items():
             out = outs[side]
             if metrics is None:  # the example's JSON
                 spans[side] = [(end - s, end) for s, end in
                                zip(out['epoch_s'], out['epoch_end_time'])]
-                cpu[side] = out['epoch_cpu_s']
+                usage[side] = example_usage(out)
                 batches[side] = batches_trained(args, out)
                 peaks[side] = out.get('cpu_cache_peak_mapped_bytes')
             else:  # dgcn-train's epoch lines and summary
                 lines = metrics_epochs(metrics)
                 spans[side] = [(ln['end_time'] - ln['epoch_s'],
                                 ln['end_time']) for ln in lines]
-                cpu[side] = [ln['cpu_s'] for ln in lines]
+                usage[side] = dgcn_train_usage(lines)
                 batches[side] = lines[0]['batches']
                 peaks[side] = cache_peak(out)
-    return spans, cpu, batches, peaks
+    return spans, usage, batches, peaks
 
 
 def overlap(spans, other):
@@ -343,13 +381,13 @@ def side_by_side_pairing(args, pairing):
     gather, control = pairing == 'gathered', pairing == 'control'
     halves = cpu_halves()
     runs = {'python': [], 'dgcn_train': []}
-    cpu_runs = {'python': [], 'dgcn_train': []}  # CPU seconds per batch
+    usage_runs = {'python': [], 'dgcn_train': []}  # per batch
     cache_mb = {'python': [], 'dgcn_train': []}
     offsets, overlaps = [], []
     for repeat in range(args.repeats):
         python_cpus, cpp_cpus = halves[::1 if repeat % 2 == 0 else -1]
         time.sleep(args.settle)
-        spans, cpu, batches, peaks = side_by_side_repeat(
+        spans, usage, batches, peaks = side_by_side_repeat(
             args, gather, python_cpus, cpp_cpus, control)
         offset = spans['python'][0][0] - spans['dgcn_train'][0][0]
         offsets.append(offset)
@@ -360,8 +398,8 @@ def side_by_side_pairing(args, pairing):
         for side in runs:
             runs[side].append([(e - s) / batches[side]
                                for s, e in compared[side]])
-            cpu_runs[side].append([c / batches[side]
-                                   for c in cpu[side][:args.epochs]])
+            usage_runs[side].append(per_batch(usage[side][:args.epochs],
+                                              batches[side]))
             if peaks[side] is not None:
                 cache_mb[side].append(peaks[side] / 2**20)
         print(f'{pairing} side by side: s/batch by epoch: dgcn-train '
@@ -369,9 +407,11 @@ def side_by_side_pairing(args, pairing):
               f'{"dgcn-train again" if control else "python"} '
               f'{fmt(runs["python"][-1])} (CPUs {python_cpus}); first epochs '
               f'{offset:+.2f} s apart; CPU s/batch dgcn-train '
-              f'{fmt(cpu_runs["dgcn_train"][-1])}, other side '
-              f'{fmt(cpu_runs["python"][-1])}', file=sys.stderr, flush=True)
-    return runs, cpu_runs, cache_mb, {'cpus': [list(h) for h in halves],
+              f'{fmt(usage_of(usage_runs, "cpu_s")["dgcn_train"][-1])}, '
+              'other side '
+              f'{fmt(usage_of(usage_runs, "cpu_s")["python"][-1])}',
+              file=sys.stderr, flush=True)
+    return runs, usage_runs, cache_mb, {'cpus': [list(h) for h in halves],
                             'first_epoch_offsets_s': offsets,
                             'overlap': overlaps}
 
@@ -439,7 +479,7 @@ def sequential_pairing(args, pairing):
     running first; each run after --settle seconds of idle."""
     gather, control = pairing == 'gathered', pairing == 'control'
     runs = {'python': [], 'dgcn_train': []}
-    cpu_runs = {'python': [], 'dgcn_train': []}  # CPU seconds per batch
+    usage_runs = {'python': [], 'dgcn_train': []}  # per batch
     # Rank 0's peak CPU cache mapping, MB: the fresh memory a first
     # epoch pays for (models/cpu_allocator.cpp), counted rather than timed.
     cache_mb = {'python': [], 'dgcn_train': []}
@@ -451,13 +491,13 @@ def sequential_pairing(args, pairing):
             if side == 'python' and not control:
                 run = python_example(args, gather)
                 batches = batches_trained(args, run)
-                epoch_s, cpu_s = run['epoch_s'], run['epoch_cpu_s']
+                epoch_s, usage = run['epoch_s'], example_usage(run)
                 peak = run.get('cpu_cache_peak_mapped_bytes')
             else:
-                epoch_s, cpu_s, batches, peak = dgcn_train(args, gather,
+                epoch_s, usage, batches, peak = dgcn_train(args, gather,
                                                            args.epochs)
             runs[side].append([s / batches for s in epoch_s])
-            cpu_runs[side].append([s / batches for s in cpu_s])
+            usage_runs[side].append(per_batch(usage, batches))
             if peak is not None:
                 cache_mb[side].append(peak / 2**20)
         print(f'{pairing}: s/batch by epoch: dgcn-train '
@@ -465,7 +505,7 @@ def sequential_pairing(args, pairing):
               f'{"dgcn-train again" if control else "python"} '
               f'{fmt(runs["python"][-1])} ({" first, ".join(order)} '
               'second)', file=sys.stderr, flush=True)
-    return runs, cpu_runs, cache_mb
+    return runs, usage_runs, cache_mb
 
 
 def main():
@@ -555,23 +595,27 @@ def main():
             continue
         control = pairing == 'control'
         if args.side_by_side:
-            runs, cpu_runs, cache_mb, placement = side_by_side_pairing(
+            runs, usage_runs, cache_mb, placement = side_by_side_pairing(
                 args, pairing)
         else:
-            runs, cpu_runs, cache_mb = sequential_pairing(args, pairing)
+            runs, usage_runs, cache_mb = sequential_pairing(args, pairing)
         if control:
             result[pairing] = {'note': "both sides are dgcn-train (as in "
                                "read_store): these ratios' spread is the "
                                "host's noise alone"}
         result.setdefault(pairing, {}).update({
             'first_epoch': compare(runs, slice(0, 1)),
-            'first_epoch_cpu': compare(cpu_runs, slice(0, 1)),
+            'first_epoch_cpu': compare(usage_of(usage_runs, 'cpu_s'),
+                                       slice(0, 1)),
+            'first_epoch_usage': usage_medians(usage_runs, slice(0, 1)),
             'cpu_cache_peak_mb': {side: statistics.median(mb) if mb else None
                                   for side, mb in cache_mb.items()}})
         if args.epochs > 1:
             result[pairing]['later_epochs'] = compare(runs, slice(1, None))
-            result[pairing]['later_epochs_cpu'] = compare(cpu_runs,
-                                                          slice(1, None))
+            result[pairing]['later_epochs_cpu'] = compare(
+                usage_of(usage_runs, 'cpu_s'), slice(1, None))
+            result[pairing]['later_epochs_usage'] = usage_medians(
+                usage_runs, slice(1, None))
         if args.side_by_side:
             result[pairing]['side_by_side'] = placement
     print(json.dumps(result, indent=1))

@@ -23,6 +23,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import time
 
 import torch
@@ -71,6 +72,13 @@ def test(model, store, device):
     y = store.labels.long()
     return [float((pred[idx] == y[idx]).float().mean())
             for idx in (store.train_index, store.val_index, store.test_index)]
+
+
+def process_usage():
+    # (CPU seconds, of them in the kernel, minor page faults) of every
+    # thread of this process so far.
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime, r.ru_stime, r.ru_minflt
 
 
 def param_checksum(model):
@@ -141,13 +149,15 @@ def run(args):
         wait_at_start_gate(args.start_gate)
     epoch_s = []  # training seconds of each epoch (the first pays warm-up)
     epoch_end_time = []  # when each ended, Unix seconds (dgcn-train: end_time)
-    # CPU seconds of this process in each (every thread's; dgcn-train: cpu_s)
-    epoch_cpu_s = []
+    # What this process used in each, every thread: CPU seconds, the
+    # kernel's share, minor page faults (dgcn-train: cpu_s, system_s,
+    # minor_faults)
+    epoch_cpu_s, epoch_system_s, epoch_minor_faults = [], [], []
     for epoch in range(1, args.epochs + 1):
         model.train()
         train_loader.set_epoch(epoch)
         total_loss = 0.0
-        start, cpu_start = time.perf_counter(), time.process_time()
+        start, used = time.perf_counter(), process_usage()
         for i, batch in enumerate(train_loader):
             if args.max_batches and i == args.max_batches:
                 break
@@ -169,7 +179,11 @@ def run(args):
         dist.barrier()
         epoch_s.append(time.perf_counter() - start)
         epoch_end_time.append(time.time())
-        epoch_cpu_s.append(time.process_time() - cpu_start)
+        cpu_s, system_s, faults = (b - a for a, b in
+                                   zip(used, process_usage()))
+        epoch_cpu_s.append(cpu_s)
+        epoch_system_s.append(system_s)
+        epoch_minor_faults.append(faults)
         if rank == 0 and not args.no_eval:
             train_acc, val_acc, test_acc = test(model.module, store, device)
             print(f'epoch {epoch:03d} loss {total_loss / len(train_loader):.4f}'
@@ -183,6 +197,8 @@ def run(args):
               'batches_per_epoch': len(train_loader), 'test_acc': test_acc,
               'val_acc': val_acc, 'train_s': sum(epoch_s), 'epoch_s': epoch_s,
               'epoch_end_time': epoch_end_time, 'epoch_cpu_s': epoch_cpu_s,
+              'epoch_system_s': epoch_system_s,
+              'epoch_minor_faults': epoch_minor_faults,
               'param_checksum': param_checksum(model),
               # The most memory dgcn.enable_cpu_cache's blocks held (None
               # without it), as dgcn-train's memory.cpu_cache_peak_mapped_bytes:

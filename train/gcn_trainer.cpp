@@ -182,7 +182,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
   }
   impl_->loader->start_epoch(std::move(plan), r.batches);
   const auto epoch_start = Clock::now();
-  const double cpu_start = process_cpu_seconds();
+  const ProcessUsage usage_start = process_usage();
   auto last_progress = epoch_start;
   for (;;) {
     if (r.batches == num_batches) break;  // with max_batches, the next start_epoch drops the rest
@@ -230,7 +230,7 @@ EpochReport Trainer::train_epoch(int64_t epoch, const std::function<void(int64_t
     r.other_s += seconds_since(t);
   }
   r.epoch_s = seconds_since(epoch_start);
-  r.cpu_s = process_cpu_seconds() - cpu_start;
+  r.usage = process_usage() - usage_start;
   r.end_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (ranks_) sums = MetricSums::unpack(sum_over_ranks(sums.pack()));
   r.loss = sums.mean_loss();

@@ -63,6 +63,7 @@
 
 #include <torch/optim/optimizer.h>
 
+#include "base/timing.h"
 #include "graph/graph_store.h"
 #include "models/gnn.h"
 #include "models/metrics.h"
@@ -106,10 +107,10 @@ struct EpochReport {
   // it places the epoch in time, e.g. beside another program's epochs
   // (bench/python_epoch_bench.py --side-by-side).
   double end_time = 0;
-  // CPU seconds of the whole process (every thread: the trainer's, the
-  // sampler's) during the training part: its cost, which a busy host's
-  // stolen time does not stretch as it does epoch_s.
-  double cpu_s = 0;
+  // What the whole process (every thread: the trainer's, the sampler's)
+  // used during the training part: its cost, which a busy host's stolen
+  // time does not stretch as it does epoch_s (base/timing.h).
+  ProcessUsage usage;
   // Partitioned graphs: what this epoch's batches exchanged, summed over
   // ranks (bytes each rank sent to the others; seconds the loaders spent in
   // the all-to-alls, which run ahead of compute like the sampling).

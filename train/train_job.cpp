@@ -58,11 +58,19 @@ nlohmann::json precision_summary(const TrainOptions& o) {
 }
 
 nlohmann::json epoch_json(const EpochReport& r, const std::string& metric, int world_size) {
-  nlohmann::json j = {
-      {"epoch", r.epoch},         {"loss", r.loss},       {"train_" + metric, r.train_metric},
-      {"batches", r.batches},     {"epoch_s", r.epoch_s}, {"sampling_wait_s", r.sampling_wait_s},
-      {"compute_s", r.compute_s}, {"other_s", r.other_s}, {"eval_s", r.eval_s},
-      {"end_time", r.end_time},   {"cpu_s", r.cpu_s}};
+  nlohmann::json j = {{"epoch", r.epoch},
+                      {"loss", r.loss},
+                      {"train_" + metric, r.train_metric},
+                      {"batches", r.batches},
+                      {"epoch_s", r.epoch_s},
+                      {"sampling_wait_s", r.sampling_wait_s},
+                      {"compute_s", r.compute_s},
+                      {"other_s", r.other_s},
+                      {"eval_s", r.eval_s},
+                      {"end_time", r.end_time},
+                      {"cpu_s", r.usage.cpu_s},
+                      {"system_s", r.usage.system_s},
+                      {"minor_faults", r.usage.minor_faults}};
   if (r.valid_metric) j["valid_" + metric] = *r.valid_metric;
   if (r.test_metric) j["test_" + metric] = *r.test_metric;
   if (r.partitioned) j["exchange"] = exchange_json(r, world_size);

@@ -41,12 +41,15 @@ def test_gcn_ddp_two_ranks(cora_path, tmp_path):
         assert len(ends) == 10
         assert all(b - a >= s - 1e-3 for a, b, s in
                    zip(ends, ends[1:], r['epoch_s'][1:]))
-        # Each epoch's CPU seconds (every thread's): some work, and no
-        # more than every CPU busy all epoch long.
+        # What each epoch used, every thread: some work, no more than
+        # every CPU busy all epoch long, the kernel's share a part of it.
         cpu = r['epoch_cpu_s']
         assert len(cpu) == 10
         assert all(0 < c <= s * os.cpu_count() + 0.01
                    for c, s in zip(cpu, r['epoch_s']))
+        assert all(0 <= s <= c for s, c in zip(r['epoch_system_s'], cpu))
+        assert all(isinstance(f, int) and f >= 0
+                   for f in r['epoch_minor_faults'])
         # The CPU cache is on by default (dgcn.enable_cpu_cache); the bench
         # compares its peak with dgcn-train's.
         assert isinstance(r['cpu_cache_peak_mapped_bytes'], int)
@@ -75,6 +78,34 @@ def test_bench_ratios_pair_the_runs_of_one_repeat():
     later = bench.compare(runs, slice(1, None))
     assert later['python_over_dgcn_train_by_repeat'] == pytest.approx(
         [1.0, 1.2])
+
+
+def test_bench_usage_is_per_batch_with_medians_by_side():
+    # The bench divides what each run used by its batches, compares the CPU
+    # seconds as it does the wall seconds, and gives the kernel seconds and
+    # faults per batch as medians over the runs, side by side.
+    bench = import_bench()
+    out = {'epoch_cpu_s': [4.0, 3.0], 'epoch_system_s': [2.0, 0.5],
+           'epoch_minor_faults': [100, 10]}
+    runs = [bench.example_usage(out),
+            bench.dgcn_train_usage([{'cpu_s': 8.0, 'system_s': 4.0,
+                                     'minor_faults': 300, 'epoch_s': 9.0},
+                                    {'cpu_s': 2.0, 'system_s': 0.1,
+                                     'minor_faults': 20, 'epoch_s': 2.5}]),
+            bench.example_usage({'epoch_cpu_s': [6.0, 2.0],
+                                 'epoch_system_s': [1.0, 0.2],
+                                 'epoch_minor_faults': [50, 4]})]
+    usage_runs = {'python': [bench.per_batch(r, 2) for r in runs],
+                  'dgcn_train': [bench.per_batch(runs[0], 1)]}
+    assert bench.usage_of(usage_runs, 'cpu_s')['python'] == [
+        [2.0, 1.5], [4.0, 1.0], [3.0, 1.0]]
+    first = bench.usage_medians(usage_runs, slice(0, 1))
+    assert first['python'] == {'system_s_per_batch': 1.0,
+                               'minor_faults_per_batch': 50.0}
+    assert first['dgcn_train'] == {'system_s_per_batch': 2.0,
+                                   'minor_faults_per_batch': 100.0}
+    later = bench.usage_medians(usage_runs, slice(1, None))
+    assert later['python']['minor_faults_per_batch'] == 5.0
 
 
 def test_side_by_side_overlap_is_the_share_run_beside_the_other():

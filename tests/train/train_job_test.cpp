@@ -57,11 +57,14 @@ TEST(RunTrainJob, ReturnsTheSummaryItPrintsAndTheFilesItWrote) {
     const double end = lines[i]["end_time"], took = lines[i]["epoch_s"];
     EXPECT_GE(end - took, previous_end - 1e-3) << "epoch " << i;
     previous_end = end;
-    // cpu_s: the process's CPU seconds in the epoch, every thread's. Some
-    // work was done, and no more than every CPU busy all epoch long.
-    const double cpu = lines[i]["cpu_s"];
+    // What the process used in the epoch, every thread: some work, no more
+    // than every CPU busy all epoch long, the kernel's share a part of it.
+    const double cpu = lines[i]["cpu_s"], system = lines[i]["system_s"];
     EXPECT_GT(cpu, 0) << "epoch " << i;
     EXPECT_LE(cpu, took * std::thread::hardware_concurrency() + 0.01) << "epoch " << i;
+    EXPECT_GE(system, 0) << "epoch " << i;
+    EXPECT_LE(system, cpu) << "epoch " << i;
+    EXPECT_GE(lines[i]["minor_faults"].get<int64_t>(), 0) << "epoch " << i;
   }
   EXPECT_LE(previous_end, unix_now());
 }
