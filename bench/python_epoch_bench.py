@@ -124,7 +124,7 @@ def cache_peak(summary):
 
 
 def dgcn_train(args, gather, epochs):
-    """dgcn-train's training seconds and CPU seconds of each epoch (its
+    """dgcn-train's training seconds and usage (USAGE) of each epoch (its
     --metrics-out), its batches per epoch and rank 0's peak CPU cache
     mapping in bytes (its summary's memory)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -325,7 +325,7 @@ def side_by_side_repeat(args, gather, python_cpus, cpp_cpus, control):
     one epoch more than compared, so that the other's compared epochs never
     run alone. With `control`, dgcn-train takes the example's place.
     Returns each side's epochs as (start, end) times (Unix seconds), their
-    CPU seconds, batches per epoch and rank 0's peak CPU cache mapping."""
+    usage (USAGE), batches per epoch and rank 0's peak CPU cache mapping."""
     epochs = args.epochs + 1
     with tempfile.TemporaryDirectory() as tmp:
         gate = os.path.join(tmp, 'go')
@@ -402,14 +402,14 @@ def side_by_side_pairing(args, pairing):
                                               batches[side]))
             if peaks[side] is not None:
                 cache_mb[side].append(peaks[side] / 2**20)
+        cpu = {side: [used['cpu_s'] for used in usage_runs[side][-1]]
+               for side in usage_runs}
         print(f'{pairing} side by side: s/batch by epoch: dgcn-train '
               f'{fmt(runs["dgcn_train"][-1])} (CPUs {cpp_cpus}), '
               f'{"dgcn-train again" if control else "python"} '
               f'{fmt(runs["python"][-1])} (CPUs {python_cpus}); first epochs '
               f'{offset:+.2f} s apart; CPU s/batch dgcn-train '
-              f'{fmt(usage_of(usage_runs, "cpu_s")["dgcn_train"][-1])}, '
-              'other side '
-              f'{fmt(usage_of(usage_runs, "cpu_s")["python"][-1])}',
+              f'{fmt(cpu["dgcn_train"])}, other side {fmt(cpu["python"])}',
               file=sys.stderr, flush=True)
     return runs, usage_runs, cache_mb, {'cpus': [list(h) for h in halves],
                             'first_epoch_offsets_s': offsets,
@@ -603,17 +603,17 @@ def main():
             result[pairing] = {'note': "both sides are dgcn-train (as in "
                                "read_store): these ratios' spread is the "
                                "host's noise alone"}
+        cpu_runs = usage_of(usage_runs, 'cpu_s')
         result.setdefault(pairing, {}).update({
             'first_epoch': compare(runs, slice(0, 1)),
-            'first_epoch_cpu': compare(usage_of(usage_runs, 'cpu_s'),
-                                       slice(0, 1)),
+            'first_epoch_cpu': compare(cpu_runs, slice(0, 1)),
             'first_epoch_usage': usage_medians(usage_runs, slice(0, 1)),
             'cpu_cache_peak_mb': {side: statistics.median(mb) if mb else None
                                   for side, mb in cache_mb.items()}})
         if args.epochs > 1:
             result[pairing]['later_epochs'] = compare(runs, slice(1, None))
-            result[pairing]['later_epochs_cpu'] = compare(
-                usage_of(usage_runs, 'cpu_s'), slice(1, None))
+            result[pairing]['later_epochs_cpu'] = compare(cpu_runs,
+                                                          slice(1, None))
             result[pairing]['later_epochs_usage'] = usage_medians(
                 usage_runs, slice(1, None))
         if args.side_by_side:
