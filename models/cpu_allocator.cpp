@@ -221,6 +221,10 @@ void install_caching_cpu_allocator(size_t max_cached_bytes) {
   CachingCpuAllocator::instance()->set_cap(max_cached_bytes);
 }
 
+bool caching_cpu_allocator_installed() {
+  return CachingCpuAllocator::instance() != nullptr;
+}
+
 CpuAllocatorStats cpu_allocator_stats() {
   CachingCpuAllocator* a = CachingCpuAllocator::instance();
   return a ? a->stats() : CpuAllocatorStats{};

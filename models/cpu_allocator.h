@@ -23,6 +23,10 @@ namespace dgcn {
 // early in main; later calls only update the cap. Thread-safe afterwards.
 void install_caching_cpu_allocator(size_t max_cached_bytes);
 
+// Whether install_caching_cpu_allocator has run: torch's CPU tensors of 1 MiB
+// and up then come from (and go back to) the cache.
+bool caching_cpu_allocator_installed();
+
 struct CpuAllocatorStats {
   bool installed = false;
   int64_t large_allocations = 0;  // requests served by the cache logic

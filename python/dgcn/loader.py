@@ -245,6 +245,10 @@ class NeighborLoader:
                     (int(self._y.min()) >= -1 and
                      int(self._y.max()) <= _C.NodeFacts.max_class)):
                 self._node_facts = _C.NodeFacts(data, self._y.int(), bits)
+                # The batches' y and masks come from the facts: the labels'
+                # freed pages serve the first batches' index arrays (Note
+                # [Index memory] in python/src/loader.h).
+                self._y = self._split_bits = None
         else:
             self.store = from_pyg(data)
             self._y = getattr(data, 'y', None)

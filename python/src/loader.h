@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "graph/csr.h"
+#include "models/cpu_allocator.h"
 #include "python/src/bind_util.h"
 #include "python/src/partition.h"
 #include "python/src/store.h"
@@ -145,13 +146,12 @@ class Loader {
       const int64_t m = block.num_edges();
       // n_id [num] int64 | edge_index [2, m] int64 | colptr [num + 1] int64 |
       // deg [num] int32 | y [num] int64 | split masks [3, num] bool, in one
-      // pooled buffer (fresh memory costs a page fault per 4 KiB:
-      // sampling/batch_memory.h), viewed as 8-byte words.
+      // reused buffer (Note [Index memory]), viewed as 8-byte words.
       const bool with_labels = facts_ != nullptr;
       const int64_t words =
           num + 2 * m + (num + 1) + (num + 1) / 2 + (with_labels ? num + (3 * num + 7) / 8 : 0);
-      const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
-      auto* base = reinterpret_cast<int64_t*>(memory.features.data());
+      const IndexMemory memory = index_memory(words);
+      int64_t* base = memory.words;
       std::copy(s.n_id.begin(), s.n_id.end(), base);
       // edge_index: every sampled edge once (blocks[0] holds them all, rows in
       // n_id order, so the edges of hop h come h-th), row 0 the neighbour.
@@ -232,6 +232,29 @@ class Loader {
     return options;
   }
 
+  // Note [Index memory]
+  // A products batch's index arrays are ~27 MB, and fresh memory costs a page
+  // fault per 4 KiB (sampling/batch_memory.h), so they are written into
+  // memory reused from earlier batches. Where dgcn's CPU cache is torch's
+  // allocator (dgcn.enable_cpu_cache, as the example and dgcn-train run),
+  // they take it from the cache like any tensor: its free blocks include
+  // what setup freed (the labels NeighborLoader converted for NodeFacts),
+  // pages the process already has, which a pool of its own would leave idle
+  // while it mapped new ones in the first epoch. Else from pool_.
+  struct IndexMemory {
+    int64_t* words;
+    std::shared_ptr<void> lease;  // keeps `words` alive
+  };
+  IndexMemory index_memory(int64_t words) {
+    if (caching_cpu_allocator_installed()) {
+      auto* t = new at::Tensor(at::empty({words}, at::kLong));
+      return {t->data_ptr<int64_t>(),
+              std::shared_ptr<void>(t, [](void* p) { delete static_cast<at::Tensor*>(p); })};
+    }
+    const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
+    return {reinterpret_cast<int64_t*>(memory.features.data()), memory.lease};
+  }
+
   // A tensor over memory that `lease` keeps alive, holding a copy of it.
   static at::Tensor leased(void* data, std::vector<int64_t> sizes, at::ScalarType type,
                            const std::shared_ptr<void>& lease) {
@@ -244,10 +267,11 @@ class Loader {
   int64_t num_nodes_;                                   // of the whole graph: seeds are below it
   std::unique_ptr<PartitionedBatchProducer> producer_;  // a partition's; outlives loader_
   std::unique_ptr<NeighborLoader> loader_;
-  // Memory of the batches' n_id, edge_index and deg, reused once Python
-  // drops a batch's tensors; new buffers are populated 4 KiB pages (Note
-  // [Populated batch pages] in sampling/batch_memory.cpp), as the consumer
-  // makes them between its forwards.
+  // Memory of the batches' index arrays without dgcn's CPU cache (Note
+  // [Index memory]), reused once Python drops a batch's tensors; new buffers
+  // are populated 4 KiB pages (Note [Populated batch pages] in
+  // sampling/batch_memory.cpp), as the consumer makes them between its
+  // forwards.
   std::shared_ptr<BatchMemoryPool> pool_;
   bool gather_features_ = false;
   std::shared_ptr<const NodeFacts> facts_;  // set_node_facts's, or null

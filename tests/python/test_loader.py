@@ -2,6 +2,7 @@
 invariants against the graph, determinism and the per-rank split."""
 import pytest
 import torch
+from conftest import _prep_binary
 
 import dgcn
 from dgcn.loader import NeighborLoader
@@ -207,5 +208,54 @@ def test_pyg_is_imported_with_the_loader_not_in_its_first_batch(cora_path):
     import subprocess
     import sys
     out = subprocess.run([sys.executable, '-c', _PYG_IMPORT, str(cora_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr
+
+
+_INDEX_MEMORY = '''
+import sys, dgcn
+from dgcn.loader import NeighborLoader
+dgcn.enable_cpu_cache(1 << 30)
+store = dgcn.data.open_store(sys.argv[1])
+loader = NeighborLoader(store, num_neighbors=[10, 10], batch_size=1024,
+                        input_nodes=store.train_index)
+start = dgcn.cpu_cache_stats()
+it = iter(loader)
+cpp, largest, batches = it.cpp, 0, 0
+for batch in it:  # a PyG loop: `batch` lives while the next is made
+    largest = max(largest, batch.n_id.numel() * 8 + batch.edge_index.numel()
+                  * 8 + batch.y.numel() * 8)
+    batches += 1
+end = dgcn.cpu_cache_stats()
+assert batches >= 10 and largest > 1 << 20, (batches, largest)
+assert cpp.stats()['index_buffers_created'] == 0, cpp.stats()
+served = end['large_allocations'] - start['large_allocations']
+assert served >= batches, (served, batches, end)
+# Two batches live at once: a block each (and one grown for a larger
+# batch), reused from then on, not one block a batch.
+assert end['reused'] - start['reused'] >= batches - 3, (start, end)
+block = 2 * largest + (2 << 20)  # largest counts ~2/3 of a buffer; 2 MiB
+assert end['peak_mapped_bytes'] - start['mapped_bytes'] <= 3 * block, (
+    start, end, largest)
+print('ok')
+'''
+
+
+def test_index_arrays_take_the_cpu_cache_s_blocks(tmp_path):
+    # Note [Index memory] (python/src/loader.h): with dgcn.enable_cpu_cache,
+    # a batch's n_id, edge_index, ... come from the cache, reused batch after
+    # batch, rather than from a pool of the loader's own.
+    import subprocess
+    import sys
+    prep = _prep_binary()
+    if prep is None:
+        pytest.skip('no dgcn-prep binary (build the C++ first)')
+    path = tmp_path / 'g.gcn'
+    subprocess.run([prep, 'synthetic', '--preset', 'small', '--num-nodes',
+                    '200000', '--mean-degree', '10', '--num-features', '0',
+                    '--train-fraction', '0.1', '--valid-fraction', '0.01',
+                    '--test-fraction', '0.01', '--out', str(path),
+                    '--threads', '2'], check=True, capture_output=True)
+    out = subprocess.run([sys.executable, '-c', _INDEX_MEMORY, str(path)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr
