@@ -83,8 +83,13 @@ class NeighborLoader:
     (:obj:`seed`, epoch, ``b``, rank): not on :obj:`num_workers` or timing.
 
     Args (PyG's, with PyG's defaults):
-        data (Store, Partition or torch_geometric.data.Data): the graph. A
-            ``Data`` is converted once (:func:`dgcn.data.from_pyg`). A
+        data (Store, Partition or torch_geometric.data.Data): the graph,
+            kept as :obj:`loader.data`. A ``Data`` is converted once
+            (:func:`dgcn.data.from_pyg`); as in PyG, its attributes are
+            sliced as they are when an iteration starts, so PyG's examples'
+            ``del loader.data.x, loader.data.y`` and ``loader.data.n_id =
+            torch.arange(N)`` work (an :obj:`x` replaced after the loader
+            was built is read in Python instead of the converted rows). A
             :class:`~dgcn.data.Partition` (:func:`dgcn.data.open_partition`)
             samples with the other ranks, one per part, over their own Gloo
             group: the batches equal the whole graph's, and :obj:`y` holds
@@ -213,6 +218,10 @@ class NeighborLoader:
         self.transform = transform
         self.pin_memory = bool(pin_memory) and torch.cuda.is_available()
         self.partition = data if isinstance(data, Partition) else None
+        # As PyG's `loader.data`: the graph given, whose attributes a Data's
+        # batches slice as they are when an iteration starts.
+        self.data = data
+        self._store_x = None  # the x a Data's store was built from
         # Node-level attributes of the input other than x and y, sliced by
         # n_id into every batch; graph-level ones copied as they are.
         self._node_attrs = {}
@@ -251,10 +260,7 @@ class NeighborLoader:
                 self._y = self._split_bits = None
         else:
             self.store = from_pyg(data)
-            self._y = getattr(data, 'y', None)
-            self._x = None if self.store.num_features > 0 else getattr(
-                data, 'x', None)
-            self._split_attributes(data)
+            self._store_x = getattr(data, 'x', None)
         # e_id: CSR positions in a store, columns of a Data's edge_index;
         # none for a part of a partitioned graph (its positions are local).
         if edge_ids is None:
@@ -266,7 +272,7 @@ class NeighborLoader:
         self._edge_ids = EdgeIds(
             self.store, None if isinstance(data, Store) else
             data) if edge_ids else None
-        if not gather_features:
+        if isinstance(data, (Store, Partition)) or not gather_features:
             self._x = None
         if isinstance(num_neighbors, (int, str)) or not all(
                 isinstance(k, int) for k in num_neighbors):
@@ -288,7 +294,10 @@ class NeighborLoader:
         self.num_workers = num_workers
         self._replace = replace
         self._prefetch = prefetch
+        self._gather_asked = gather_features
         self._gather = gather_features
+        if not isinstance(data, (Store, Partition)):
+            self._follow_data()
         self.input_nodes = self._seeds(input_nodes)
         if self.partition is not None:
             if (self.rank, self.world_size) != (self.partition.store.part_index,
@@ -303,6 +312,25 @@ class NeighborLoader:
         self._live_partition_iterator = None
         self._epoch = 0
         self._len = None
+
+    def _follow_data(self):
+        # PyG slices `loader.data`'s attributes into each batch as it makes
+        # it, so one deleted, added or replaced after the loader was built
+        # counts: PyG's inference pattern deletes x and y from its subgraph
+        # loader's data and adds n_id. Read again at every iteration.
+        data = self.data
+        self._node_attrs, self._graph_attrs, self._edge_attrs = {}, {}, {}
+        self._split_attributes(data)
+        self._y = getattr(data, 'y', None)
+        x = getattr(data, 'x', None) if self._gather_asked else None
+        # The store holds the rows of the x it was built from, which the
+        # C++ loader gathers; any other x is sliced in Python.
+        in_store = (x is not None and x is self._store_x
+                    and self.store.num_features > 0)
+        self._x = None if in_store else x
+        if in_store != self._gather:
+            self._gather = in_store
+            self._idle = []  # loaders that gather (or not) as before
 
     def _split_attributes(self, data):
         skip = {'x', 'y', 'edge_index', 'num_nodes', 'adj', 'adj_t'}
@@ -380,6 +408,8 @@ class NeighborLoader:
             if self._live_partition_iterator is not None:
                 self._live_partition_iterator.stale = True
         else:
+            if not isinstance(self.data, Store):
+                self._follow_data()
             loader = self._idle.pop() if self._idle else self._new_loader()
         loader.start_epoch(self.input_nodes, self.seed, epoch, self.rank,
                            self.world_size, self.batch_size, self.shuffle,
@@ -389,8 +419,9 @@ class NeighborLoader:
             self._live_partition_iterator = it
         return it
 
-    def _give_back(self, loader):
-        if self.partition is None and len(self._idle) < 2:
+    def _give_back(self, loader, gather):
+        if (self.partition is None and gather == self._gather
+                and len(self._idle) < 2):
             self._idle.append(loader)
 
     def __repr__(self) -> str:
@@ -411,6 +442,7 @@ class _Iterator:
         self.loader = loader
         self.cpp = cpp_loader
         self.epoch = epoch
+        self.gather = loader._gather  # what its C++ loader gathers
         self.stale = False
 
     def __iter__(self):
@@ -422,7 +454,7 @@ class _Iterator:
     def _finish(self):
         cpp, self.cpp = getattr(self, 'cpp', None), None
         if cpp is not None:
-            self.loader._give_back(cpp)
+            self.loader._give_back(cpp, self.gather)
 
     def __next__(self):
         from torch_geometric.data import Data

@@ -205,3 +205,34 @@ def test_pyg_inference_pattern_on_cora(cora_store):
                         data.edge_index)
     full_acc = (full.argmax(1)[mask] == data.y[mask]).float().mean().item()
     assert acc > 0.7 and abs(acc - full_acc) < 0.05, (acc, full_acc)
+
+
+def test_batches_follow_loader_data_as_pygs_examples_edit_it(cora_store):
+    # PyG's examples (reddit.py, ogbn_products_sage.py) build their
+    # subgraph loader over copy.copy(data), then `del loader.data.x,
+    # loader.data.y` and set `loader.data.n_id`: PyG's batches slice
+    # loader.data as it is, so ours follow it from the next iteration.
+    import copy
+    data = cora_store.to_pyg()
+    loader = NeighborLoader(copy.copy(data), input_nodes=None,
+                            num_neighbors=[-1], batch_size=700)
+    before = list(loader)
+    for b in before:
+        assert torch.equal(b.x, data.x[b.n_id])
+        assert torch.equal(b.y, data.y[b.n_id])
+    del loader.data.x, loader.data.y
+    loader.data.num_nodes = data.num_nodes
+    loader.data.n_id = torch.arange(data.num_nodes) * 10  # sliced, as PyG's
+    after = list(loader)
+    assert len(after) == len(before)
+    assert 'x' in data and 'y' in data, 'the copy was edited, not the data'
+    for a, b in zip(after, before):
+        assert a.x is None and a.y is None
+        assert torch.equal(a.n_id, b.n_id * 10)
+        assert torch.equal(a.edge_index, b.edge_index)
+        assert torch.equal(a.train_mask, data.train_mask[b.n_id])
+    # An x replaced after the loader was built is the one batches carry
+    # (not the rows the loader's store was made from).
+    loader.data.x = data.x * 2
+    for b in loader:
+        assert torch.equal(b.x, data.x[b.n_id // 10] * 2)
