@@ -6,6 +6,8 @@ and splits of ``graph/graph_store.h``. Its tensor properties (``x``,
 store's memory, which they keep alive; a store opened with ``mmap=True`` is
 read-only memory, so do not write to its tensors.
 """
+import errno
+import os
 from typing import Optional
 
 import torch
@@ -20,6 +22,17 @@ __all__ = ['Store', 'Partition', 'open_store', 'open_partition', 'to_pyg',
            'read_graphsaint']
 
 Partition = _C.Partition
+
+
+def _existing(path, what: str) -> str:
+    # A path that is not there raises Python's FileNotFoundError (as open()
+    # and torch.load do), naming it; what the C++ readers find wrong in
+    # what is there is a RuntimeError in their words.
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT,
+                                f'{what}: no such file or directory', path)
+    return path
 
 
 def open_store(path: str, mmap: bool = False, validate: bool = True,
@@ -47,12 +60,13 @@ def open_store(path: str, mmap: bool = False, validate: bool = True,
             (default: :obj:`None`: next to the store)
 
     Raises:
-        RuntimeError: the file is missing, damaged or not a store (the
-            message names the file and what is wrong, as ``dgcn-prep`` says),
-            or :obj:`mmap` cannot write its cache.
+        FileNotFoundError: no file at :obj:`path`.
+        RuntimeError: the file is damaged or not a store (the message names
+            the file and what is wrong, as ``dgcn-prep`` says), or
+            :obj:`mmap` cannot write its cache.
         ValueError: :obj:`cache_dir` without :obj:`mmap`.
     """
-    return Store.open(str(path), mmap=mmap, validate=validate,
+    return Store.open(_existing(path, 'open_store'), mmap=mmap, validate=validate,
                       num_threads=num_threads,
                       cache_dir='' if cache_dir is None else str(cache_dir))
 
@@ -117,31 +131,35 @@ def read_npz(file: str, split: str = 'per-class:20,valid:500,test:1000',
 
     Raises:
         ValueError: a malformed :obj:`split`.
-        RuntimeError: the file is missing or damaged (named, with what is
-            wrong, in ``dgcn-prep``'s words).
+        FileNotFoundError: no file at :obj:`file`.
+        RuntimeError: the file is damaged (named, with what is wrong, in
+            ``dgcn-prep``'s words).
     """
-    return _C.read_npz(str(file), split, seed, num_classes, num_threads)
+    return _C.read_npz(_existing(file, 'read_npz'), split, seed, num_classes, num_threads)
 
 
 def read_ogb(root: str, num_classes: int = 0, num_threads: int = 0) -> Store:
     r"""An OGB node-property folder (``ogbn-products``: ``raw/`` and
-    ``split/``) as a store, as ``dgcn-prep ogb --root ROOT`` reads it."""
-    return _C.read_ogb(str(root), num_classes, num_threads)
+    ``split/``) as a store, as ``dgcn-prep ogb --root ROOT`` reads it
+    (:class:`FileNotFoundError` where :obj:`root` is not there)."""
+    return _C.read_ogb(_existing(root, 'read_ogb'), num_classes, num_threads)
 
 
 def read_planetoid(root: str, name: str, num_threads: int = 0) -> Store:
     r"""Planetoid's files (``ind.cora.x``, ... under :obj:`root` or
     ``root/raw``) as a store, with Planetoid's public split, as
-    ``dgcn-prep planetoid`` reads them."""
-    return _C.read_planetoid(str(root), name, num_threads)
+    ``dgcn-prep planetoid`` reads them (:class:`FileNotFoundError` where
+    :obj:`root` is not there)."""
+    return _C.read_planetoid(_existing(root, 'read_planetoid'), name, num_threads)
 
 
 def read_graphsaint(root: str, num_classes: int = 0,
                     num_threads: int = 0) -> Store:
     r"""A GraphSAINT / PyG ``AmazonProducts`` folder (``adj_full.npz``,
     ``feats.npy``, ``class_map.json``, ``role.json``) as a store, as
-    ``dgcn-prep graphsaint`` reads it."""
-    return _C.read_graphsaint(str(root), num_classes, num_threads)
+    ``dgcn-prep graphsaint`` reads it (:class:`FileNotFoundError` where
+    :obj:`root` is not there)."""
+    return _C.read_graphsaint(_existing(root, 'read_graphsaint'), num_classes, num_threads)
 
 
 def _labels(store: Store) -> Optional[torch.Tensor]:

@@ -134,7 +134,7 @@ def test_read_npz_is_dgcn_prep_npz(cora_store):
     assert not torch.equal(other.train_index, cora_store.train_index)
     with pytest.raises(ValueError, match='per-class'):
         dgcn.data.read_npz(_cora_npz(), split='per-klass:20')
-    with pytest.raises(RuntimeError, match='nowhere.npz'):
+    with pytest.raises(FileNotFoundError, match='nowhere.npz'):
         dgcn.data.read_npz('/nowhere.npz')
 
 

@@ -52,10 +52,18 @@ def test_bad_workers(cora_store):
         NeighborLoader(cora_store, num_neighbors=[5], num_workers=-1)
 
 
-def test_missing_store(tmp_path):
+def test_missing_files_are_file_not_found_errors(tmp_path):
+    # As open() and torch.load: Python's FileNotFoundError, naming the path.
     path = tmp_path / 'nothing.gcn'
-    with pytest.raises(RuntimeError, match=str(path)):
+    with pytest.raises(FileNotFoundError, match='nothing.gcn') as e:
         dgcn.data.open_store(path)
+    assert e.value.filename == str(path)
+    missing = tmp_path / 'missing'
+    for read in (dgcn.data.read_npz, dgcn.data.read_ogb,
+                 dgcn.data.read_graphsaint,
+                 lambda root: dgcn.data.read_planetoid(root, 'cora')):
+        with pytest.raises(FileNotFoundError, match='missing'):
+            read(missing)
 
 
 def test_damaged_store(cora_path, tmp_path):
