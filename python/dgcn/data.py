@@ -66,8 +66,8 @@ def open_store(path: str, mmap: bool = False, validate: bool = True,
             :obj:`mmap` cannot write its cache.
         ValueError: :obj:`cache_dir` without :obj:`mmap`.
     """
-    return Store.open(_existing(path, 'open_store'), mmap=mmap, validate=validate,
-                      num_threads=num_threads,
+    return Store.open(_existing(path, 'open_store'), mmap=mmap,
+                      validate=validate, num_threads=num_threads,
                       cache_dir='' if cache_dir is None else str(cache_dir))
 
 
@@ -135,7 +135,8 @@ def read_npz(file: str, split: str = 'per-class:20,valid:500,test:1000',
         RuntimeError: the file is damaged (named, with what is wrong, in
             ``dgcn-prep``'s words).
     """
-    return _C.read_npz(_existing(file, 'read_npz'), split, seed, num_classes, num_threads)
+    return _C.read_npz(_existing(file, 'read_npz'), split, seed, num_classes,
+                       num_threads)
 
 
 def read_ogb(root: str, num_classes: int = 0, num_threads: int = 0) -> Store:
@@ -150,7 +151,8 @@ def read_planetoid(root: str, name: str, num_threads: int = 0) -> Store:
     ``root/raw``) as a store, with Planetoid's public split, as
     ``dgcn-prep planetoid`` reads them (:class:`FileNotFoundError` where
     :obj:`root` is not there)."""
-    return _C.read_planetoid(_existing(root, 'read_planetoid'), name, num_threads)
+    return _C.read_planetoid(_existing(root, 'read_planetoid'), name,
+                             num_threads)
 
 
 def read_graphsaint(root: str, num_classes: int = 0,
@@ -159,7 +161,8 @@ def read_graphsaint(root: str, num_classes: int = 0,
     ``feats.npy``, ``class_map.json``, ``role.json``) as a store, as
     ``dgcn-prep graphsaint`` reads it (:class:`FileNotFoundError` where
     :obj:`root` is not there)."""
-    return _C.read_graphsaint(_existing(root, 'read_graphsaint'), num_classes, num_threads)
+    return _C.read_graphsaint(_existing(root, 'read_graphsaint'),
+                              num_classes, num_threads)
 
 
 def _labels(store: Store) -> Optional[torch.Tensor]:

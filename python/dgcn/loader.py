@@ -272,8 +272,6 @@ class NeighborLoader:
         self._edge_ids = EdgeIds(
             self.store, None if isinstance(data, Store) else
             data) if edge_ids else None
-        if isinstance(data, (Store, Partition)) or not gather_features:
-            self._x = None
         if isinstance(num_neighbors, (int, str)) or not all(
                 isinstance(k, int) for k in num_neighbors):
             raise ValueError(

@@ -247,9 +247,8 @@ class Loader {
   };
   IndexMemory index_memory(int64_t words) {
     if (caching_cpu_allocator_installed()) {
-      auto* t = new at::Tensor(at::empty({words}, at::kLong));
-      return {t->data_ptr<int64_t>(),
-              std::shared_ptr<void>(t, [](void* p) { delete static_cast<at::Tensor*>(p); })};
+      auto t = std::make_shared<at::Tensor>(at::empty({words}, at::kLong));
+      return {t->data_ptr<int64_t>(), std::move(t)};
     }
     const BatchMemory memory = pool_->acquire(words, 2, 0, 0);
     return {reinterpret_cast<int64_t*>(memory.features.data()), memory.lease};
